@@ -1,0 +1,4 @@
+//! Parsers and writers for everything a RoCEv2 congestion-control capture holds.
+#![forbid(unsafe_code)]
+
+pub mod shim;

@@ -1,0 +1,3 @@
+//! Congestion-control shims: the "dialect" of a trace (wire.md 5).
+
+pub mod int;

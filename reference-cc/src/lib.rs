@@ -1,0 +1,15 @@
+//! Bit-accurate, sans-IO reference models of RoCEv2 congestion control: DCQCN, HPCC, FNCC, RCC.
+//!
+//! Every model is a pure state machine (algorithms.md C-1): it is fed [`Event`]s that carry their
+//! own timestamps, returns [`Decision`]s, and exposes its next timer deadline (C-5). Time is u64
+//! ns, bytes u64, rates u64 bps (C-2). Real-valued state is f64 computed only with `+ - * /`,
+//! `sqrt`, `min`, `max` in the order the spec writes them, and `libm` for `tanh` (C-3).
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod event;
+pub mod model;
+pub mod psn;
+
+pub use event::{Cause, Decision, Event, EventKind, FlowId, Outputs, State, StateValue};
+pub use model::{Model, ParamError};

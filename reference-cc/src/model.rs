@@ -1,0 +1,40 @@
+//! The one trait every reference model (and every in-process DUT) implements.
+
+use crate::event::{Decision, Event};
+
+/// A congestion-control model at one capture point (a sender, a receiver, or a switch port).
+///
+/// Contract (algorithms.md C-1, C-5): the caller fires every timer due at or before the next
+/// event's time, in deadline order, before feeding that event; timers first on ties.
+pub trait Model {
+    /// Model name as used on the command line and in golden file names (`hpcc`, `dcqcn`, ...).
+    fn name(&self) -> &'static str;
+
+    /// Feed one event; push any decisions it causes onto `out`.
+    fn on_event(&mut self, ev: &Event, out: &mut Vec<Decision>);
+
+    /// Earliest pending timer deadline in ns, if any.
+    fn next_timer_ns(&self) -> Option<u64>;
+
+    /// Fire the timers due at `now_ns` (the value [`Model::next_timer_ns`] returned); push the
+    /// decisions they cause onto `out`, in the order the spec lists the timers.
+    fn on_timer(&mut self, now_ns: u64, out: &mut Vec<Decision>);
+
+    /// True when flows are independent (state is per flow), so a replay may split the events
+    /// by flow and run flows in parallel.
+    fn per_flow(&self) -> bool {
+        true
+    }
+}
+
+/// A parameter rejected before any replay starts (C-7).
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("invalid parameter `{name}` = {value}: {reason}")]
+pub struct ParamError {
+    /// Parameter name as users know it.
+    pub name: &'static str,
+    /// The rejected value, as text.
+    pub value: String,
+    /// Why it is rejected and what is allowed.
+    pub reason: &'static str,
+}
