@@ -131,46 +131,49 @@ pub enum StateValue {
 }
 
 /// Maximum number of named state variables in one decision record.
-pub const MAX_STATE: usize = 16;
+pub const MAX_STATE: usize = 12;
 
-/// Internal state after the event, named as in the paper (C-6). Fixed capacity: no allocation.
+/// Internal state after the event, named as in the paper (C-6).
+///
+/// Fixed capacity and no allocation: the names are one `'static` slice per model (a model
+/// declares `const STATE_NAMES: &[&str]`), the values sit inline in the same order.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct State {
-    fields: [(&'static str, StateValue); MAX_STATE],
-    len: u8,
+    names: &'static [&'static str],
+    values: [StateValue; MAX_STATE],
 }
 
 impl Default for State {
     fn default() -> Self {
         State {
-            fields: [("", StateValue::Bool(false)); MAX_STATE],
-            len: 0,
+            names: &[],
+            values: [StateValue::U64(0); MAX_STATE],
         }
     }
 }
 
 impl State {
-    /// Append a named value (ignored past [`MAX_STATE`], which the models never reach).
+    /// A record with these names; `values` gives one value per name, in the same order.
+    /// Names past [`MAX_STATE`] are dropped (the models never declare that many).
     #[inline]
-    pub fn push(&mut self, name: &'static str, v: StateValue) -> &mut Self {
-        if (self.len as usize) < MAX_STATE {
-            self.fields[self.len as usize] = (name, v);
-            self.len += 1;
+    pub fn new(names: &'static [&'static str], values: &[StateValue]) -> Self {
+        let n = names.len().min(values.len()).min(MAX_STATE);
+        let mut v = [StateValue::U64(0); MAX_STATE];
+        v[..n].copy_from_slice(&values[..n]);
+        State {
+            names: &names[..n],
+            values: v,
         }
-        self
     }
 
-    /// The named values, in the order the model wrote them.
-    pub fn fields(&self) -> &[(&'static str, StateValue)] {
-        &self.fields[..self.len as usize]
+    /// The named values, in the order the model declared them.
+    pub fn fields(&self) -> impl Iterator<Item = (&'static str, StateValue)> + '_ {
+        self.names.iter().copied().zip(self.values.iter().copied())
     }
 
     /// Look up one value by name.
     pub fn get(&self, name: &str) -> Option<StateValue> {
-        self.fields()
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|(_, v)| *v)
+        self.fields().find(|(n, _)| *n == name).map(|(_, v)| v)
     }
 }
 
