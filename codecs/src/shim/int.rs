@@ -248,3 +248,107 @@ impl IntStack {
         true
     }
 }
+
+impl IntStack {
+    /// Overwrite record `i` (< 15); nHop is not changed.
+    pub fn set_hop(&mut self, i: usize, hop: IntHop) {
+        if let Some(h) = self.hops.get_mut(i) {
+            *h = hop;
+        }
+    }
+}
+
+#[cfg(feature = "arbitrary")]
+impl<'a> arbitrary::Arbitrary<'a> for IntStack {
+    fn arbitrary(u: &mut arbitrary::Unstructured<'a>) -> arbitrary::Result<Self> {
+        let n = u.int_in_range(0..=NHOP_FIELD_MAX)?;
+        let mut s = IntStack::new();
+        for i in 0..n as usize {
+            s.hops[i] = u.arbitrary()?;
+        }
+        s.header = IntStackHeader {
+            n_hop: n,
+            path_id: u.int_in_range(0..=0x0FFF)?,
+        };
+        Ok(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Hand-computed from the wire.md 5.1 layout.
+    #[test]
+    fn hop_fields_from_literal() {
+        // B=15, TS=0xFFFFFF, txBytes=0xFFFFF, qLen=0xFFFF: every bit set.
+        assert_eq!(
+            IntHop::from_u64(u64::MAX),
+            IntHop {
+                b: 15,
+                ts: 0xFF_FFFF,
+                tx_bytes: 0xF_FFFF,
+                qlen: 0xFFFF
+            }
+        );
+        // B=1 (50G), TS=1, txBytes=1, qLen=1 -> 0x1000_0010_0001_0001.
+        let h = IntHop {
+            b: 1,
+            ts: 1,
+            tx_bytes: 1,
+            qlen: 1,
+        };
+        assert_eq!(h.to_u64(), 0x1000_0010_0001_0001);
+        assert_eq!(
+            h.to_bytes(),
+            [0x10, 0x00, 0x00, 0x10, 0x00, 0x01, 0x00, 0x01]
+        );
+        assert_eq!(h.line_rate().bps(), Some(50_000_000_000));
+        assert_eq!(h.qlen_bytes(), 80);
+    }
+
+    #[test]
+    fn modular_deltas() {
+        // TS wraps: 0x000010 - 0xFFFFF0 mod 2^24 = 0x20 = 32 ns.
+        let a = IntHop {
+            ts: 0xFF_FFF0,
+            ..Default::default()
+        };
+        let b = IntHop {
+            ts: 0x00_0010,
+            ..Default::default()
+        };
+        assert_eq!(b.ts_delta_ns(a), 32);
+        // txBytes wraps: 3 - 0xFFFFE mod 2^20 = 5 units = 640 bytes.
+        let a = IntHop {
+            tx_bytes: 0xF_FFFE,
+            ..Default::default()
+        };
+        let b = IntHop {
+            tx_bytes: 3,
+            ..Default::default()
+        };
+        assert_eq!(b.tx_bytes_delta(a), 640);
+    }
+
+    #[test]
+    fn line_rate_codes() {
+        assert_eq!(LineRate(6).bps(), Some(10_000_000_000));
+        assert_eq!(LineRate(7).bps(), Some(40_000_000_000));
+        assert_eq!(LineRate(8).bps(), None);
+        assert!(LineRate(15).is_reserved());
+        assert_eq!(LineRate::from_bps(400_000_000_000), Some(LineRate(4)));
+        assert_eq!(LineRate::from_bps(1), None);
+    }
+
+    #[test]
+    fn stack_push_xors_path_id() {
+        let mut s = IntStack::new();
+        assert!(s.push(0xABC, IntHop::default(), 2));
+        assert!(s.push(0x123, IntHop::default(), 2));
+        assert!(!s.push(0x001, IntHop::default(), 2)); // full at max_hops = 2
+        assert_eq!(s.n_hop(), 2);
+        assert_eq!(s.path_id(), 0xABC ^ 0x123); // 0xB9F
+        assert_eq!(IntStackHeader::from_u16(0x2B9F), s.header);
+    }
+}

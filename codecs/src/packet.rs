@@ -1,0 +1,848 @@
+//! Whole-frame decoding: link, network, transport, shim, BTH and its extension headers, payload,
+//! pad and ICRC (wire.md 1-7) into a zero-copy [`Packet`].
+//!
+//! Decoding never fails as a whole: a [`Packet`] holds every layer it understood (each with the
+//! byte offset where its header starts) and, for a packet it could not finish, the typed
+//! [`DecodeError`] of the layer that stopped it. Non-fatal findings (reserved values that are
+//! set) are counted as warnings; the first one is kept. Nothing here allocates.
+
+use etherparse::{
+    Ethernet2HeaderSlice, IpNumber, Ipv4HeaderSlice, Ipv6ExtensionsSlice, Ipv6HeaderSlice,
+    SingleVlanHeaderSlice, UdpHeaderSlice,
+};
+
+use crate::error::{DecodeError, ErrorKind, Layer};
+use crate::ib::ext::{
+    self, AETH_LEN, ATOMIC_ACK_ETH_LEN, ATOMIC_ETH_LEN, DETH_LEN, IETH_LEN, IMM_DT_LEN, RDETH_LEN,
+    RETH_LEN, view,
+};
+use crate::ib::icrc::{self, IpForIcrc};
+use crate::ib::{
+    AethRepr, AtomicEthRepr, BTH_LEN, Bth, CNP_RESERVED_LEN, DethRepr, ExtHeaders, ICRC_LEN,
+    ROCEV2_UDP_PORT, RdethRepr, RethRepr,
+};
+use crate::pfc::{ETHERTYPE_MAC_CONTROL, PfcRepr};
+use crate::shim::{
+    Dialect, FnccExtView, IntConfig, IntStackView, RCC_EXT_LEN, RCC_SHIM_LEN, RccExt,
+};
+
+/// EtherType of IPv4.
+pub const ETHERTYPE_IPV4: u16 = 0x0800;
+/// EtherType of IPv6.
+pub const ETHERTYPE_IPV6: u16 = 0x86DD;
+/// EtherType of an 802.1Q customer VLAN tag.
+pub const ETHERTYPE_VLAN: u16 = 0x8100;
+/// EtherType of an 802.1ad service VLAN tag.
+pub const ETHERTYPE_QINQ: u16 = 0x88A8;
+
+/// How to decode the packets of a trace.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+pub struct DecodeConfig {
+    /// Which shims the packets carry.
+    pub dialect: Dialect,
+    /// INT stack layout and max_hops (hpcc, fncc).
+    pub int: IntConfig,
+    /// UDP destination port that marks RoCEv2 (4791).
+    pub udp_port: u16,
+}
+
+impl Default for DecodeConfig {
+    fn default() -> Self {
+        DecodeConfig {
+            dialect: Dialect::Roce,
+            int: IntConfig::default(),
+            udp_port: ROCEV2_UDP_PORT,
+        }
+    }
+}
+
+impl DecodeConfig {
+    /// The default configuration for a dialect.
+    pub fn for_dialect(dialect: Dialect) -> Self {
+        DecodeConfig {
+            dialect,
+            ..Default::default()
+        }
+    }
+}
+
+/// One VLAN tag.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct VlanTag {
+    /// Offset of the tag's 4 bytes (TCI and the next EtherType).
+    pub offset: usize,
+    /// The EtherType that announced the tag (0x8100 or 0x88A8).
+    pub tpid: u16,
+    /// Priority code point (the outer tag's PCP is the RoCE priority).
+    pub pcp: u8,
+    /// Drop eligible indicator.
+    pub dei: bool,
+    /// VLAN ID.
+    pub vid: u16,
+}
+
+/// Ethernet II header fields.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct EthInfo {
+    /// Destination MAC.
+    pub dst: [u8; 6],
+    /// Source MAC.
+    pub src: [u8; 6],
+    /// Tags in wire order (outer first).
+    pub vlans: [Option<VlanTag>; 2],
+    /// EtherType after the tags.
+    pub ether_type: u16,
+}
+
+impl EthInfo {
+    /// PCP of the outer VLAN tag, the RoCE priority (wire.md 1).
+    pub fn priority(&self) -> Option<u8> {
+        self.vlans[0].map(|v| v.pcp)
+    }
+}
+
+/// IP source and destination.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum IpAddrs {
+    /// IPv4.
+    V4 {
+        /// Source.
+        src: [u8; 4],
+        /// Destination.
+        dst: [u8; 4],
+    },
+    /// IPv6.
+    V6 {
+        /// Source.
+        src: [u8; 16],
+        /// Destination.
+        dst: [u8; 16],
+    },
+}
+
+impl IpAddrs {
+    /// Source as a std address.
+    pub fn src(&self) -> std::net::IpAddr {
+        match *self {
+            IpAddrs::V4 { src, .. } => src.into(),
+            IpAddrs::V6 { src, .. } => src.into(),
+        }
+    }
+    /// Destination as a std address.
+    pub fn dst(&self) -> std::net::IpAddr {
+        match *self {
+            IpAddrs::V4 { dst, .. } => dst.into(),
+            IpAddrs::V6 { dst, .. } => dst.into(),
+        }
+    }
+}
+
+/// IP header fields.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct IpInfo {
+    /// Offset of the IP header.
+    pub offset: usize,
+    /// Bytes of the IP header, IPv4 options and IPv6 extension headers included.
+    pub header_len: usize,
+    /// Addresses.
+    pub addrs: IpAddrs,
+    /// DSCP (top 6 bits of TOS / traffic class).
+    pub dscp: u8,
+    /// ECN (low 2 bits): 0 Not-ECT, 1 ECT(1), 2 ECT(0), 3 CE.
+    pub ecn: u8,
+    /// TTL / hop limit.
+    pub ttl: u8,
+    /// The transport protocol number after the extension headers.
+    pub protocol: u8,
+    /// Offset one past the IP payload, from the length field (may exceed the captured bytes
+    /// when the record was cut by snaplen).
+    pub end: usize,
+}
+
+/// UDP header fields.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct UdpInfo {
+    /// Offset of the UDP header.
+    pub offset: usize,
+    /// Source port (flow entropy for RoCEv2).
+    pub src_port: u16,
+    /// Destination port.
+    pub dst_port: u16,
+    /// Length field (header included).
+    pub length: u16,
+    /// Checksum field.
+    pub checksum: u16,
+}
+
+/// The shim between UDP and BTH.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shim<'a> {
+    /// No shim (roce, fncc).
+    None,
+    /// hpcc: the INT stack.
+    Int(IntStackView<'a>),
+    /// rcc: the sender's (or, on ACKs, the receiver's) transmit timestamp in ns.
+    RccTimestamp(u64),
+}
+
+/// The dialect extension after the AETH of ACKNOWLEDGE packets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AckExt<'a> {
+    /// None.
+    None,
+    /// fncc: N and the ACK-carried INT.
+    Fncc(FnccExtView<'a>),
+    /// rcc: cwnd, N and flags.
+    Rcc(RccExt),
+}
+
+/// The RoCEv2 part of a packet: everything inside the UDP payload.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Roce<'a> {
+    /// Offset of the UDP payload.
+    pub offset: usize,
+    /// The shim before BTH.
+    pub shim: Shim<'a>,
+    /// Offset of BTH.
+    pub bth_offset: usize,
+    /// Base transport header.
+    pub bth: Bth<'a>,
+    /// RDETH bytes.
+    pub rdeth: Option<&'a [u8; RDETH_LEN]>,
+    /// DETH bytes.
+    pub deth: Option<&'a [u8; DETH_LEN]>,
+    /// RETH bytes.
+    pub reth: Option<&'a [u8; RETH_LEN]>,
+    /// AtomicETH bytes.
+    pub atomic_eth: Option<&'a [u8; ATOMIC_ETH_LEN]>,
+    /// AETH bytes.
+    pub aeth: Option<&'a [u8; AETH_LEN]>,
+    /// AtomicAckETH bytes.
+    pub atomic_ack_eth: Option<&'a [u8; ATOMIC_ACK_ETH_LEN]>,
+    /// ImmDt bytes.
+    pub imm_dt: Option<&'a [u8; IMM_DT_LEN]>,
+    /// IETH bytes.
+    pub ieth: Option<&'a [u8; IETH_LEN]>,
+    /// CNP reserved bytes.
+    pub cnp_reserved: Option<&'a [u8; CNP_RESERVED_LEN]>,
+    /// Dialect extension after the AETH.
+    pub ack_ext: AckExt<'a>,
+    /// IB payload (pad excluded). For an unknown opcode: every byte after BTH, kept opaque.
+    pub payload: &'a [u8],
+    /// Pad bytes (PadCnt of them).
+    pub pad: &'a [u8],
+    /// The 4 ICRC bytes as on the wire; `None` when the record was cut before them.
+    pub icrc: Option<[u8; 4]>,
+}
+
+impl<'a> Roce<'a> {
+    /// RETH fields.
+    pub fn reth(&self) -> Option<RethRepr> {
+        self.reth.map(RethRepr::from_view)
+    }
+    /// DETH fields.
+    pub fn deth(&self) -> Option<DethRepr> {
+        self.deth.map(DethRepr::from_view)
+    }
+    /// RDETH fields.
+    pub fn rdeth(&self) -> Option<RdethRepr> {
+        self.rdeth.map(RdethRepr::from_view)
+    }
+    /// AtomicETH fields.
+    pub fn atomic_eth(&self) -> Option<AtomicEthRepr> {
+        self.atomic_eth.map(AtomicEthRepr::from_view)
+    }
+    /// AETH fields.
+    pub fn aeth(&self) -> Option<AethRepr> {
+        self.aeth.map(AethRepr::from_view)
+    }
+    /// AtomicAckETH original remote data.
+    pub fn atomic_ack_eth(&self) -> Option<u64> {
+        self.atomic_ack_eth.map(ext::read_u64)
+    }
+    /// Immediate data.
+    pub fn imm_dt(&self) -> Option<u32> {
+        self.imm_dt.map(ext::read_u32)
+    }
+    /// IETH R_Key.
+    pub fn ieth(&self) -> Option<u32> {
+        self.ieth.map(ext::read_u32)
+    }
+    /// The INT stack a packet carries: before BTH (hpcc) or in the ACK extension (fncc).
+    pub fn int_stack(&self) -> Option<IntStackView<'a>> {
+        match (self.shim, self.ack_ext) {
+            (Shim::Int(s), _) => Some(s),
+            (_, AckExt::Fncc(f)) => Some(f.int),
+            _ => None,
+        }
+    }
+    /// The ICRC as Wireshark shows `infiniband.invariant.crc` (wire bytes read big-endian).
+    pub fn icrc_field(&self) -> Option<u32> {
+        self.icrc.map(u32::from_be_bytes)
+    }
+}
+
+/// One decoded frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Packet<'a> {
+    /// The captured bytes.
+    pub data: &'a [u8],
+    /// Ethernet, when the link type has it.
+    pub eth: Option<EthInfo>,
+    /// IPv4 or IPv6.
+    pub ip: Option<IpInfo>,
+    /// UDP.
+    pub udp: Option<UdpInfo>,
+    /// Everything inside a RoCEv2 UDP payload.
+    pub roce: Option<Roce<'a>>,
+    /// A PFC pause frame.
+    pub pfc: Option<PfcRepr>,
+    /// Why decoding stopped early, if it did.
+    pub error: Option<DecodeError>,
+    /// The first non-fatal finding (reserved value set).
+    pub warning: Option<DecodeError>,
+    /// How many non-fatal findings there were.
+    pub warnings: u8,
+}
+
+/// What starts the captured bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LinkStart {
+    /// An Ethernet II header.
+    Ethernet,
+    /// A network-layer header at `offset` with this EtherType (after a Linux cooked header, or
+    /// raw IP where the EtherType comes from the version nibble).
+    Network {
+        /// Where the network header starts.
+        offset: usize,
+        /// Its EtherType.
+        ether_type: u16,
+    },
+}
+
+impl<'a> Packet<'a> {
+    fn empty(data: &'a [u8]) -> Self {
+        Packet {
+            data,
+            eth: None,
+            ip: None,
+            udp: None,
+            roce: None,
+            pfc: None,
+            error: None,
+            warning: None,
+            warnings: 0,
+        }
+    }
+
+    #[inline]
+    fn warn(&mut self, w: Option<DecodeError>) {
+        if let Some(w) = w {
+            self.warning.get_or_insert(w);
+            self.warnings = self.warnings.saturating_add(1);
+        }
+    }
+
+    /// True when decoding stopped at an error.
+    pub fn is_malformed(&self) -> bool {
+        self.error.is_some()
+    }
+
+    /// Recompute the ICRC and compare it with the one in the packet: `Some((computed, found))`,
+    /// both as the big-endian read of the wire bytes; `None` when the packet carries no complete
+    /// RoCEv2 payload (not RoCE, or cut before the ICRC).
+    pub fn icrc_check(&self) -> Option<(u32, u32)> {
+        let roce = self.roce.as_ref()?;
+        let found = roce.icrc_field()?;
+        let ip = self.ip.as_ref()?;
+        let udp = self.udp.as_ref()?;
+        let ip_hdr = self.data.get(ip.offset..ip.offset + ip.header_len)?;
+        let udp_hdr = self.data.get(udp.offset..udp.offset + 8)?;
+        let end = udp.offset + udp.length as usize - ICRC_LEN;
+        let payload = self.data.get(roce.offset..end)?;
+        let ip_for = match ip.addrs {
+            IpAddrs::V4 { .. } => IpForIcrc::V4(ip_hdr),
+            IpAddrs::V6 { .. } => IpForIcrc::V6(ip_hdr),
+        };
+        let crc = icrc::compute(ip_for, udp_hdr, payload, roce.bth_offset - roce.offset);
+        Some((icrc::wire_value(crc), found))
+    }
+
+    /// Decode one frame. `orig_len` is the frame's length on the wire (≥ `data.len()` when the
+    /// record was cut by snaplen); it tells a cut record from a lying length field.
+    pub fn decode(data: &'a [u8], orig_len: usize, start: LinkStart, cfg: &DecodeConfig) -> Self {
+        let mut p = Packet::empty(data);
+        if let Err(e) = p.decode_inner(orig_len.max(data.len()), start, cfg) {
+            p.error = Some(e);
+        }
+        p
+    }
+
+    /// Decode an Ethernet frame captured whole.
+    pub fn decode_ethernet(data: &'a [u8], cfg: &DecodeConfig) -> Self {
+        Self::decode(data, data.len(), LinkStart::Ethernet, cfg)
+    }
+
+    fn decode_inner(
+        &mut self,
+        orig_len: usize,
+        start: LinkStart,
+        cfg: &DecodeConfig,
+    ) -> Result<(), DecodeError> {
+        let data = self.data;
+        let (net_off, ether_type) = match start {
+            LinkStart::Ethernet => self.decode_ethernet_header()?,
+            LinkStart::Network { offset, ether_type } => (offset, ether_type),
+        };
+        match ether_type {
+            ETHERTYPE_IPV4 | ETHERTYPE_IPV6 => {}
+            ETHERTYPE_MAC_CONTROL => {
+                let body = data.get(net_off..).unwrap_or(&[]);
+                let (pfc, w) = PfcRepr::decode(body, net_off)?;
+                self.pfc = Some(pfc);
+                self.warn(w);
+                return Ok(());
+            }
+            _ => return Ok(()), // not IP: nothing more to read
+        }
+        let ip = if ether_type == ETHERTYPE_IPV4 {
+            decode_ipv4(data, net_off, orig_len)?
+        } else {
+            decode_ipv6(data, net_off, orig_len)?
+        };
+        self.ip = Some(ip);
+        if ip.protocol != u8::from(IpNumber::UDP) {
+            return Ok(());
+        }
+        let udp_off = ip.offset + ip.header_len;
+        let udp_bytes = data.get(udp_off..).unwrap_or(&[]);
+        let udp = UdpHeaderSlice::from_slice(udp_bytes)
+            .map_err(|_| DecodeError::truncated(Layer::Udp, udp_off, 8, udp_bytes.len()))?;
+        let length = udp.length();
+        let udp_info = UdpInfo {
+            offset: udp_off,
+            src_port: udp.source_port(),
+            dst_port: udp.destination_port(),
+            length,
+            checksum: udp.checksum(),
+        };
+        self.udp = Some(udp_info);
+        let udp_end = udp_off + length as usize;
+        if (length as usize) < 8 || udp_end > ip.end {
+            return Err(DecodeError::new(
+                Layer::Udp,
+                udp_off,
+                ErrorKind::BadLength {
+                    field: "udp.length",
+                    found: length as u64,
+                    expected: "between 8 and the IP payload length",
+                },
+            ));
+        }
+        if udp_info.dst_port != cfg.udp_port {
+            return Ok(());
+        }
+        // The record may be cut by snaplen inside the UDP payload: read only what was captured.
+        let captured_end = udp_end.min(data.len());
+        self.decode_roce(udp_off + 8, captured_end, captured_end == udp_end, cfg)
+    }
+
+    fn decode_ethernet_header(&mut self) -> Result<(usize, u16), DecodeError> {
+        let data = self.data;
+        let eth = Ethernet2HeaderSlice::from_slice(data)
+            .map_err(|_| DecodeError::truncated(Layer::Ethernet, 0, 14, data.len()))?;
+        let mut info = EthInfo {
+            dst: eth.destination(),
+            src: eth.source(),
+            vlans: [None, None],
+            ether_type: eth.ether_type().0,
+        };
+        let mut off = 14;
+        let mut ether_type = info.ether_type;
+        let mut n = 0;
+        while ether_type == ETHERTYPE_VLAN || ether_type == ETHERTYPE_QINQ {
+            if n == 2 {
+                self.eth = Some(info);
+                return Err(DecodeError::new(
+                    Layer::Vlan,
+                    off,
+                    ErrorKind::Unsupported {
+                        what: "more than 2 VLAN tags",
+                        found: 3,
+                    },
+                ));
+            }
+            let rest = &data[off..];
+            let tag = SingleVlanHeaderSlice::from_slice(rest).map_err(|_| {
+                self.eth = Some(info);
+                DecodeError::truncated(Layer::Vlan, off, 4, rest.len())
+            })?;
+            info.vlans[n] = Some(VlanTag {
+                offset: off,
+                tpid: ether_type,
+                pcp: u8::from(tag.priority_code_point()),
+                dei: tag.drop_eligible_indicator(),
+                vid: u16::from(tag.vlan_identifier()),
+            });
+            ether_type = tag.ether_type().0;
+            off += 4;
+            n += 1;
+        }
+        info.ether_type = ether_type;
+        self.eth = Some(info);
+        Ok((off, ether_type))
+    }
+
+    fn decode_roce(
+        &mut self,
+        start: usize,
+        end: usize,
+        complete: bool,
+        cfg: &DecodeConfig,
+    ) -> Result<(), DecodeError> {
+        let data = self.data;
+        let udp_payload = data.get(start..end).unwrap_or(&[]);
+        // The ICRC is the last 4 bytes of the UDP payload (wire.md 1), when they were captured.
+        let (body, icrc) = if complete {
+            match udp_payload.len().checked_sub(ICRC_LEN) {
+                Some(n) => {
+                    let mut c = [0u8; 4];
+                    c.copy_from_slice(&udp_payload[n..]);
+                    (&udp_payload[..n], Some(c))
+                }
+                None => {
+                    return Err(DecodeError::new(
+                        Layer::Icrc,
+                        start,
+                        ErrorKind::BadLength {
+                            field: "udp.length",
+                            found: (udp_payload.len() + 8) as u64,
+                            expected: ">= 8 + BTH + ICRC",
+                        },
+                    ));
+                }
+            }
+        } else {
+            (udp_payload, None)
+        };
+        let mut off = start;
+        let mut rest = body;
+
+        let shim = match cfg.dialect {
+            Dialect::Hpcc => {
+                let (s, w) = IntStackView::parse(rest, off, cfg.int)?;
+                self.warn(w);
+                rest = &rest[s.wire_len..];
+                off += s.wire_len;
+                Shim::Int(s)
+            }
+            Dialect::Rcc => {
+                let ts = view::<RCC_SHIM_LEN>(rest, Layer::RccShim, off)?;
+                rest = &rest[RCC_SHIM_LEN..];
+                off += RCC_SHIM_LEN;
+                Shim::RccTimestamp(u64::from_be_bytes(*ts))
+            }
+            Dialect::Roce | Dialect::Fncc => Shim::None,
+        };
+        let bth = Bth::new_checked(rest, off)?;
+        let bth_offset = off;
+        rest = &rest[BTH_LEN..];
+        off += BTH_LEN;
+        let warning = bth.reserved_warning(bth_offset);
+        self.warn(warning);
+
+        let mut roce = Roce {
+            offset: start,
+            shim,
+            bth_offset,
+            bth,
+            rdeth: None,
+            deth: None,
+            reth: None,
+            atomic_eth: None,
+            aeth: None,
+            atomic_ack_eth: None,
+            imm_dt: None,
+            ieth: None,
+            cnp_reserved: None,
+            ack_ext: AckExt::None,
+            payload: rest,
+            pad: &[],
+            icrc,
+        };
+        let opcode = bth.opcode();
+        if !opcode.is_known() {
+            // wire.md 2: reported; the rest of the packet is kept as an opaque payload.
+            self.roce = Some(roce);
+            return Err(DecodeError::new(
+                Layer::Bth,
+                bth_offset,
+                ErrorKind::UnknownOpcode(opcode.0),
+            ));
+        }
+        let layout = opcode.ext_headers();
+        // Each extension header in wire order; `take` advances `rest` and `off`.
+        macro_rules! take {
+            ($flag:expr, $len:expr, $layer:expr, $field:ident) => {
+                if layout.has($flag) {
+                    let v = view::<{ $len }>(rest, $layer, off);
+                    let v = match v {
+                        Ok(v) => v,
+                        Err(e) => {
+                            roce.payload = &[];
+                            self.roce = Some(roce);
+                            return Err(e);
+                        }
+                    };
+                    roce.$field = Some(v);
+                    rest = &rest[$len..];
+                    off += $len;
+                }
+            };
+        }
+        take!(ExtHeaders::RDETH, RDETH_LEN, Layer::Rdeth, rdeth);
+        take!(ExtHeaders::DETH, DETH_LEN, Layer::Deth, deth);
+        take!(ExtHeaders::RETH, RETH_LEN, Layer::Reth, reth);
+        take!(
+            ExtHeaders::ATOMIC_ETH,
+            ATOMIC_ETH_LEN,
+            Layer::AtomicEth,
+            atomic_eth
+        );
+        take!(ExtHeaders::AETH, AETH_LEN, Layer::Aeth, aeth);
+        take!(
+            ExtHeaders::ATOMIC_ACK_ETH,
+            ATOMIC_ACK_ETH_LEN,
+            Layer::AtomicAckEth,
+            atomic_ack_eth
+        );
+        take!(ExtHeaders::IMM_DT, IMM_DT_LEN, Layer::ImmDt, imm_dt);
+        take!(ExtHeaders::IETH, IETH_LEN, Layer::Ieth, ieth);
+        take!(ExtHeaders::CNP, CNP_RESERVED_LEN, Layer::Cnp, cnp_reserved);
+        if let Some(r) = roce.cnp_reserved {
+            if r.iter().any(|&b| b != 0) {
+                self.warn(Some(DecodeError::new(
+                    Layer::Cnp,
+                    off - CNP_RESERVED_LEN,
+                    ErrorKind::Reserved {
+                        field: "cnp.reserved",
+                        found: 1,
+                    },
+                )));
+            }
+        }
+        if opcode.is_ack() {
+            match cfg.dialect {
+                Dialect::Fncc => {
+                    let at = off;
+                    let ext = (|| {
+                        let n = view::<2>(rest, Layer::FnccExt, at)?;
+                        let (int, w) = IntStackView::parse(&rest[2..], at + 2, cfg.int)?;
+                        Ok::<_, DecodeError>((u16::from_be_bytes(*n), int, w))
+                    })();
+                    match ext {
+                        Ok((n, int, w)) => {
+                            self.warn(w);
+                            rest = &rest[2 + int.wire_len..];
+                            off += 2 + int.wire_len;
+                            roce.ack_ext = AckExt::Fncc(FnccExtView { n, int });
+                        }
+                        Err(e) => {
+                            roce.payload = &[];
+                            self.roce = Some(roce);
+                            return Err(e);
+                        }
+                    }
+                }
+                Dialect::Rcc => match view::<RCC_EXT_LEN>(rest, Layer::RccExt, off) {
+                    Ok(b) => {
+                        let e = RccExt::from_bytes(b);
+                        self.warn(e.reserved_warning(off));
+                        rest = &rest[RCC_EXT_LEN..];
+                        off += RCC_EXT_LEN;
+                        roce.ack_ext = AckExt::Rcc(e);
+                    }
+                    Err(e) => {
+                        roce.payload = &[];
+                        self.roce = Some(roce);
+                        return Err(e);
+                    }
+                },
+                Dialect::Roce | Dialect::Hpcc => {}
+            }
+        }
+        // Payload, then PadCnt pad bytes, then the ICRC.
+        let pad = bth.pad_cnt() as usize;
+        roce.payload = rest;
+        if complete {
+            if rest.len() < pad {
+                self.roce = Some(roce);
+                return Err(DecodeError::new(
+                    Layer::Payload,
+                    off,
+                    ErrorKind::BadLength {
+                        field: "bth.padcnt",
+                        found: pad as u64,
+                        expected: "<= bytes between the headers and the ICRC",
+                    },
+                ));
+            }
+            let (payload, pad_bytes) = rest.split_at(rest.len() - pad);
+            roce.payload = payload;
+            roce.pad = pad_bytes;
+            self.roce = Some(roce);
+            Ok(())
+        } else {
+            // Cut by snaplen: the headers are whole, the payload is not, the ICRC is missing.
+            self.roce = Some(roce);
+            Err(DecodeError::truncated(
+                Layer::Payload,
+                off,
+                end.saturating_sub(off) + 1,
+                end.saturating_sub(off),
+            ))
+        }
+    }
+}
+
+fn decode_ipv4(data: &[u8], off: usize, orig_len: usize) -> Result<IpInfo, DecodeError> {
+    let bytes = data.get(off..).unwrap_or(&[]);
+    let h = Ipv4HeaderSlice::from_slice(bytes).map_err(|e| match e {
+        etherparse::err::ipv4::HeaderSliceError::Len(l) => {
+            DecodeError::truncated(Layer::Ipv4, off, l.required_len, l.len)
+        }
+        etherparse::err::ipv4::HeaderSliceError::Content(c) => match c {
+            etherparse::err::ipv4::HeaderError::UnexpectedVersion { version_number } => {
+                DecodeError::new(
+                    Layer::Ipv4,
+                    off,
+                    ErrorKind::Unsupported {
+                        what: "IP version",
+                        found: version_number as u64,
+                    },
+                )
+            }
+            etherparse::err::ipv4::HeaderError::HeaderLengthSmallerThanHeader { ihl } => {
+                DecodeError::new(
+                    Layer::Ipv4,
+                    off,
+                    ErrorKind::BadLength {
+                        field: "ipv4.ihl",
+                        found: ihl as u64,
+                        expected: ">= 5",
+                    },
+                )
+            }
+        },
+    })?;
+    let header_len = h.slice().len();
+    let total = h.total_len() as usize;
+    if total < header_len || off + total > orig_len {
+        return Err(DecodeError::new(
+            Layer::Ipv4,
+            off,
+            ErrorKind::BadLength {
+                field: "ipv4.total_len",
+                found: total as u64,
+                expected: "between the header length and the frame length",
+            },
+        ));
+    }
+    if h.is_fragmenting_payload() {
+        return Err(DecodeError::new(
+            Layer::Ipv4,
+            off,
+            ErrorKind::Unsupported {
+                what: "IPv4 fragment",
+                found: h.fragments_offset().value() as u64,
+            },
+        ));
+    }
+    let tos = bytes[1];
+    Ok(IpInfo {
+        offset: off,
+        header_len,
+        addrs: IpAddrs::V4 {
+            src: h.source(),
+            dst: h.destination(),
+        },
+        dscp: tos >> 2,
+        ecn: tos & 3,
+        ttl: h.ttl(),
+        protocol: h.protocol().0,
+        end: off + total,
+    })
+}
+
+fn decode_ipv6(data: &[u8], off: usize, orig_len: usize) -> Result<IpInfo, DecodeError> {
+    let bytes = data.get(off..).unwrap_or(&[]);
+    let h = Ipv6HeaderSlice::from_slice(bytes).map_err(|e| match e {
+        etherparse::err::ipv6::HeaderSliceError::Len(l) => {
+            DecodeError::truncated(Layer::Ipv6, off, l.required_len, l.len)
+        }
+        etherparse::err::ipv6::HeaderSliceError::Content(c) => match c {
+            etherparse::err::ipv6::HeaderError::UnexpectedVersion { version_number } => {
+                DecodeError::new(
+                    Layer::Ipv6,
+                    off,
+                    ErrorKind::Unsupported {
+                        what: "IP version",
+                        found: version_number as u64,
+                    },
+                )
+            }
+        },
+    })?;
+    let end = off + 40 + h.payload_length() as usize;
+    if end > orig_len {
+        return Err(DecodeError::new(
+            Layer::Ipv6,
+            off,
+            ErrorKind::BadLength {
+                field: "ipv6.payload_len",
+                found: h.payload_length() as u64,
+                expected: "<= the frame length after the IPv6 header",
+            },
+        ));
+    }
+    let after = &bytes[40..];
+    let (exts, next, _) =
+        Ipv6ExtensionsSlice::from_slice(h.next_header(), after).map_err(|e| match e {
+            etherparse::err::ipv6_exts::HeaderSliceError::Len(l) => {
+                DecodeError::truncated(Layer::Ipv6Ext, off + 40, l.required_len, l.len)
+            }
+            etherparse::err::ipv6_exts::HeaderSliceError::Content(_) => DecodeError::new(
+                Layer::Ipv6Ext,
+                off + 40,
+                ErrorKind::Unsupported {
+                    what: "IPv6 extension header order",
+                    found: 0,
+                },
+            ),
+        })?;
+    if exts.is_fragmenting_payload() {
+        return Err(DecodeError::new(
+            Layer::Ipv6Ext,
+            off + 40,
+            ErrorKind::Unsupported {
+                what: "IPv6 fragment",
+                found: 0,
+            },
+        ));
+    }
+    let tc = h.traffic_class();
+    Ok(IpInfo {
+        offset: off,
+        header_len: 40 + exts.slice().len(),
+        addrs: IpAddrs::V6 {
+            src: h.source(),
+            dst: h.destination(),
+        },
+        dscp: tc >> 2,
+        ecn: tc & 3,
+        ttl: h.hop_limit(),
+        protocol: next.0,
+        end,
+    })
+}
