@@ -9,6 +9,7 @@
 
 pub mod capture;
 pub mod error;
+pub mod frame;
 pub mod ib;
 pub mod packet;
 pub mod pfc;
