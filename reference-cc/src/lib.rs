@@ -8,6 +8,8 @@
 #![warn(missing_docs)]
 
 pub mod event;
+pub mod fncc;
+pub mod hpcc;
 pub mod model;
 pub mod psn;
 

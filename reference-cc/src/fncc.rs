@@ -1,0 +1,490 @@
+//! FNCC (seed 004, section 3.2; algorithms.md FNCC-1..3): the sender ([`Fncc`], HPCC fed with
+//! the INT that switches write into ACKs, plus Algorithm 2's last-hop congestion speedup), the
+//! receiver ([`Receiver`], the flow count `N` written into every ACK) and the switch
+//! ([`Switch`], Algorithm 1: the data direction's egress INT pushed into the ACK).
+//!
+//! The sender reuses [`crate::hpcc`]'s Algorithm 1 unchanged; the speedup is the hook that
+//! Algorithm 3 line 30 calls at the start of `ComputeWind`. See `docs/models/fncc.md`.
+
+use ccreplay_codecs::shim::int::{IntHop, IntStack};
+use serde::{Deserialize, Serialize};
+
+use crate::event::{
+    AckInfo, Cause, Decision, Event, EventKind, FlowId, Outputs, State, StateValue,
+};
+use crate::hpcc::{self, AckOutcome, Core, Derived, FlowState, Measurement, WcHook};
+use crate::model::{Model, ParamError};
+
+/// FNCC parameters: the HPCC ones ([`hpcc::Params`], same names, units and defaults) plus
+/// `alpha`, `beta` and the receiver's `t_active_ns`.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Params {
+    /// See [`hpcc::Params::line_rate_bps`].
+    pub line_rate_bps: u64,
+    /// See [`hpcc::Params::base_rtt_ns`] (`RTT` of Algorithm 2 line 12 is this `T`).
+    pub base_rtt_ns: u64,
+    /// See [`hpcc::Params::mtu_bytes`].
+    pub mtu_bytes: u64,
+    /// See [`hpcc::Params::w_min_bytes`].
+    pub w_min_bytes: Option<u64>,
+    /// See [`hpcc::Params::eta`].
+    pub eta: f64,
+    /// See [`hpcc::Params::max_stage`].
+    pub max_stage: u32,
+    /// See [`hpcc::Params::w_ai_bytes`].
+    pub w_ai_bytes: Option<f64>,
+    /// See [`hpcc::Params::expected_flows`].
+    pub expected_flows: u32,
+    /// See [`hpcc::Params::reserved_line_rates`].
+    pub reserved_line_rates: Vec<hpcc::ReservedLineRate>,
+    /// `α`: last-hop speedup threshold on `U_max` (default 1.05, seed 004 3.2.2).
+    pub alpha: f64,
+    /// `β`: share of the fair window the speedup sets, in (0, 1] (default 0.9, seed 004 3.2.2).
+    pub beta: f64,
+    /// `T_active`: the receiver counts a QP in `N` while its last data packet is less than
+    /// this many ns old; `None` = `base_rtt_ns` (FNCC-2).
+    pub t_active_ns: Option<u64>,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        let h = hpcc::Params::default();
+        Params {
+            line_rate_bps: h.line_rate_bps,
+            base_rtt_ns: h.base_rtt_ns,
+            mtu_bytes: h.mtu_bytes,
+            w_min_bytes: h.w_min_bytes,
+            eta: h.eta,
+            max_stage: h.max_stage,
+            w_ai_bytes: h.w_ai_bytes,
+            expected_flows: h.expected_flows,
+            reserved_line_rates: h.reserved_line_rates,
+            alpha: 1.05,
+            beta: 0.9,
+            t_active_ns: None,
+        }
+    }
+}
+
+impl Params {
+    /// The HPCC part of these parameters.
+    pub fn hpcc(&self) -> hpcc::Params {
+        hpcc::Params {
+            line_rate_bps: self.line_rate_bps,
+            base_rtt_ns: self.base_rtt_ns,
+            mtu_bytes: self.mtu_bytes,
+            w_min_bytes: self.w_min_bytes,
+            eta: self.eta,
+            max_stage: self.max_stage,
+            w_ai_bytes: self.w_ai_bytes,
+            expected_flows: self.expected_flows,
+            reserved_line_rates: self.reserved_line_rates.clone(),
+        }
+    }
+
+    /// `T_active` in ns (FNCC-2).
+    pub fn t_active_ns(&self) -> u64 {
+        self.t_active_ns.unwrap_or(self.base_rtt_ns)
+    }
+
+    /// Reject values the models cannot run with (C-7), naming the parameter and why.
+    pub fn validate(&self) -> Result<(), ParamError> {
+        self.hpcc().validate()?;
+        if !(self.alpha.is_finite() && self.alpha >= 0.0) {
+            return Err(ParamError {
+                name: "alpha",
+                value: self.alpha.to_string(),
+                reason: "must be finite and >= 0 (a threshold on U_max, e.g. 1.05)",
+            });
+        }
+        if !(self.beta.is_finite() && self.beta > 0.0 && self.beta <= 1.0) {
+            return Err(ParamError {
+                name: "beta",
+                value: self.beta.to_string(),
+                reason: "must be in (0, 1]",
+            });
+        }
+        if self.t_active_ns == Some(0) {
+            return Err(ParamError {
+                name: "t_active_ns",
+                value: "0".into(),
+                reason: "must be > 0 (or absent for base_rtt_ns)",
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Algorithm 2 as the `ComputeWind` hook (Algorithm 3 lines 16-30).
+struct LastHopSpeedup {
+    alpha: f64,
+    beta: f64,
+    /// Whether the last call set `Wc` (reported as state `lhcs`).
+    applied: bool,
+}
+
+impl WcHook for LastHopSpeedup {
+    #[inline]
+    fn update_wc(&mut self, d: &Derived, st: &mut FlowState, m: &Measurement, ack: &AckInfo) {
+        self.applied = false;
+        // Hop_Detection (Algorithm 2 lines 3-7) picks the first hop with the largest U_j,
+        // starting from U_max = 0, hop = 0: the same strict `>` scan as Algorithm 1 lines
+        // 6-7, so `m.u_max` / `m.hop` are its result.
+        let n = ack.n.unwrap_or(0); // wire.md 5.4: 0 = unknown
+        // Line 11: hop = last hop (ACK record 0, wire.md 5.4) & U_max > α; N = 0 disables.
+        let speedup = m.hop == 0 && m.u_max > self.alpha && n > 0;
+        if !speedup {
+            return;
+        }
+        let Some(rec0) = ack.int.as_ref().and_then(|s| s.hops().first()) else {
+            return;
+        };
+        // Line 12 (Algorithm 3 line 25): Wc = ack.L[0].B × T × β / N, floored and clamped
+        // like every window (HPCC-6). b_t holds the product B × T.
+        let wc = d.b_t[(rec0.b & 0xF) as usize] * self.beta / n as f64;
+        st.wc_bytes = d.floor_clamp(wc);
+        self.applied = true;
+    }
+}
+
+/// Names of the state in every FNCC sender decision (C-6).
+pub const STATE_NAMES: &[&str] = &[
+    "W",
+    "Wc",
+    "U",
+    "incStage",
+    "lastUpdateSeq",
+    "snd_nxt",
+    "Umax",
+    "hop",
+    "tau",
+    "N",
+    "lhcs",
+];
+
+/// The FNCC sender model (name `fncc`): HPCC's Algorithm 1 on ACK-carried INT plus the
+/// last-hop congestion speedup (FNCC-1). Events are handled as by [`hpcc::Hpcc`].
+pub struct Fncc {
+    core: Core,
+    hook: LastHopSpeedup,
+}
+
+impl Fncc {
+    /// A sender with these parameters, or the first invalid one.
+    pub fn new(params: &Params) -> Result<Self, ParamError> {
+        params.validate()?;
+        Ok(Fncc {
+            core: Core::new(params.hpcc().derive()?),
+            hook: LastHopSpeedup {
+                alpha: params.alpha,
+                beta: params.beta,
+                applied: false,
+            },
+        })
+    }
+
+    /// `W_init` in bytes (HPCC-1).
+    pub fn w_init_bytes(&self) -> u64 {
+        self.core.d.w_init
+    }
+
+    /// `w_min` in bytes (HPCC-6).
+    pub fn w_min_bytes(&self) -> u64 {
+        self.core.d.w_min
+    }
+
+    /// The state of a flow, if the model has seen it.
+    pub fn flow(&self, flow: FlowId) -> Option<&FlowState> {
+        self.core.flow(flow)
+    }
+}
+
+impl Model for Fncc {
+    fn name(&self) -> &'static str {
+        "fncc"
+    }
+
+    fn on_event(&mut self, ev: &Event, out: &mut Vec<Decision>) {
+        let (ack, nak) = match &ev.kind {
+            EventKind::TxData { psn, .. } => {
+                self.core.on_tx(ev.flow, *psn);
+                return;
+            }
+            EventKind::RxAck(a) => (a, false),
+            EventKind::RxNak(a) => (a, true),
+            EventKind::RxCnp | EventKind::RxData { .. } => return,
+        };
+        self.hook.applied = false;
+        let outcome = self.core.on_ack(ev.flow, ack, nak, &mut self.hook);
+        let (u_max, hop, tau) = match outcome {
+            AckOutcome::Updated(m) => (m.u_max, m.hop as u64, m.tau_ns),
+            _ => (0.0, 0, 0),
+        };
+        let st = self.core.flow_mut(ev.flow);
+        out.push(Decision {
+            t_ns: ev.t_ns,
+            flow: ev.flow,
+            cause: Cause::Event {
+                kind: ev.kind.name(),
+                index: ev.index,
+            },
+            outputs: Outputs {
+                rate_bps: Some(st.rate_bps),
+                window_bytes: Some(st.w_bytes),
+                ..Outputs::default()
+            },
+            state: State::new(
+                STATE_NAMES,
+                &[
+                    StateValue::U64(st.w_bytes),
+                    StateValue::U64(st.wc_bytes),
+                    StateValue::F64(st.u),
+                    StateValue::U64(st.inc_stage as u64),
+                    StateValue::U64(st.last_update_seq as u64),
+                    StateValue::U64(st.snd_nxt as u64),
+                    StateValue::F64(u_max),
+                    StateValue::U64(hop),
+                    StateValue::U64(tau),
+                    StateValue::U64(ack.n.unwrap_or(0) as u64),
+                    StateValue::Bool(self.hook.applied),
+                ],
+            ),
+        });
+    }
+
+    fn next_timer_ns(&self) -> Option<u64> {
+        None
+    }
+
+    fn on_timer(&mut self, _now_ns: u64, _out: &mut Vec<Decision>) {}
+}
+
+/// "No flow" in the receiver's active list.
+const NIL: u32 = u32::MAX;
+
+/// Names of the state in every FNCC receiver decision (C-6).
+pub const RECEIVER_STATE_NAMES: &[&str] = &["N"];
+
+/// The FNCC receiver (name `fncc-receiver`, FNCC-2): on every data packet, `N` = the number
+/// of QPs (flows) whose last data packet arrived less than `T_active` ns ago, this packet's
+/// flow included; `N` is written into the ACK (`ack_n`, saturating at 65535).
+///
+/// Active flows sit in a list ordered by their last arrival; expiring is a walk from the
+/// oldest end, so each event costs O(1) amortised and nothing is allocated per packet.
+/// Events are expected in time order (harness.md 2); a step back in time is not an error,
+/// the list then simply stops expiring at the first flow that is not old enough.
+pub struct Receiver {
+    t_active_ns: u64,
+    last_rx_ns: Vec<u64>,
+    prev: Vec<u32>,
+    next: Vec<u32>,
+    active: Vec<bool>,
+    head: u32,
+    tail: u32,
+    n_active: u32,
+}
+
+impl Receiver {
+    /// A receiver with `T_active` from these parameters (FNCC-2).
+    pub fn new(params: &Params) -> Result<Self, ParamError> {
+        params.validate()?;
+        Ok(Receiver {
+            t_active_ns: params.t_active_ns(),
+            last_rx_ns: Vec::new(),
+            prev: Vec::new(),
+            next: Vec::new(),
+            active: Vec::new(),
+            head: NIL,
+            tail: NIL,
+            n_active: 0,
+        })
+    }
+
+    /// The current `N`.
+    pub fn n_active(&self) -> u32 {
+        self.n_active
+    }
+
+    fn unlink(&mut self, f: u32) {
+        let (p, n) = (self.prev[f as usize], self.next[f as usize]);
+        if p == NIL {
+            self.head = n;
+        } else {
+            self.next[p as usize] = n;
+        }
+        if n == NIL {
+            self.tail = p;
+        } else {
+            self.prev[n as usize] = p;
+        }
+        self.active[f as usize] = false;
+        self.n_active -= 1;
+    }
+
+    fn push_back(&mut self, f: u32) {
+        self.prev[f as usize] = self.tail;
+        self.next[f as usize] = NIL;
+        if self.tail == NIL {
+            self.head = f;
+        } else {
+            self.next[self.tail as usize] = f;
+        }
+        self.tail = f;
+        self.active[f as usize] = true;
+        self.n_active += 1;
+    }
+
+    /// FNCC-2: record a data packet of `flow` at `t_ns`; returns the new `N`.
+    pub fn on_data(&mut self, flow: FlowId, t_ns: u64) -> u32 {
+        if flow == NIL {
+            return self.n_active; // the sentinel id cannot be tracked (4G flows)
+        }
+        let i = flow as usize;
+        if i >= self.active.len() {
+            self.last_rx_ns.resize(i + 1, 0);
+            self.prev.resize(i + 1, NIL);
+            self.next.resize(i + 1, NIL);
+            self.active.resize(i + 1, false);
+        }
+        // Expire flows whose last packet is T_active or more ns old: window (t − T, t].
+        while self.head != NIL {
+            let h = self.head;
+            if t_ns.saturating_sub(self.last_rx_ns[h as usize]) < self.t_active_ns {
+                break;
+            }
+            self.unlink(h);
+        }
+        if self.active[i] {
+            self.unlink(flow);
+        }
+        self.last_rx_ns[i] = t_ns;
+        self.push_back(flow);
+        self.n_active
+    }
+}
+
+impl Model for Receiver {
+    fn name(&self) -> &'static str {
+        "fncc-receiver"
+    }
+
+    fn on_event(&mut self, ev: &Event, out: &mut Vec<Decision>) {
+        if !matches!(ev.kind, EventKind::RxData { .. }) {
+            return;
+        }
+        let n = self.on_data(ev.flow, ev.t_ns);
+        out.push(Decision {
+            t_ns: ev.t_ns,
+            flow: ev.flow,
+            cause: Cause::Event {
+                kind: ev.kind.name(),
+                index: ev.index,
+            },
+            outputs: Outputs {
+                ack_n: Some(u16::try_from(n).unwrap_or(u16::MAX)),
+                ..Outputs::default()
+            },
+            state: State::new(RECEIVER_STATE_NAMES, &[StateValue::U64(n as u64)]),
+        });
+    }
+
+    fn next_timer_ns(&self) -> Option<u64> {
+        None
+    }
+
+    fn on_timer(&mut self, _now_ns: u64, _out: &mut Vec<Decision>) {}
+
+    fn per_flow(&self) -> bool {
+        false // N counts every flow of the receiver
+    }
+}
+
+/// Why a switch did not write its record into an ACK (FNCC-3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SwitchError {
+    /// The ACK's input port has no All_INT_Table entry.
+    #[error("ACK input port {port} is not a port of the switch (it has {n_ports})")]
+    UnknownPort {
+        /// The ACK's input port.
+        port: usize,
+        /// Number of ports (table entries).
+        n_ports: usize,
+    },
+    /// The ACK's INT stack already holds `max_hops` records (wire.md 5.2).
+    #[error("INT stack full: nHop = {n_hop}, max_hops = {max_hops}")]
+    StackFull {
+        /// nHop of the stack.
+        n_hop: u8,
+        /// The trace's max_hops.
+        max_hops: u8,
+    },
+}
+
+/// FNCC-3: push `data_egress` (the INT of the data direction's egress queue) into the ACK's
+/// next free record, increment nHop and XOR `switch_id` into pathID (wire.md 5.2, 5.4).
+pub fn insert_int(
+    ack_int: &mut IntStack,
+    switch_id: u16,
+    data_egress: IntHop,
+    max_hops: u8,
+) -> Result<(), SwitchError> {
+    if ack_int.push(switch_id, data_egress, max_hops) {
+        Ok(())
+    } else {
+        Err(SwitchError::StackFull {
+            n_hop: ack_int.n_hop(),
+            max_hops,
+        })
+    }
+}
+
+/// An FNCC switch (seed 004 Algorithm 1, FNCC-3): its 12-bit ID and the All_INT_Table, the
+/// latest INT of every egress port, indexed by port number.
+#[derive(Clone, Debug)]
+pub struct Switch {
+    /// 12-bit switch ID XORed into pathID.
+    pub switch_id: u16,
+    /// Records a stack may hold (wire.md 5.2, default 5).
+    pub max_hops: u8,
+    all_int_table: Vec<IntHop>,
+}
+
+impl Switch {
+    /// A switch with `n_ports` ports whose table entries start at zero.
+    pub fn new(switch_id: u16, n_ports: usize, max_hops: u8) -> Self {
+        Switch {
+            switch_id,
+            max_hops,
+            all_int_table: vec![IntHop::default(); n_ports],
+        }
+    }
+
+    /// All_INT_Table management (seed 004 4.1): the latest INT of egress `port`.
+    pub fn set_port_int(&mut self, port: usize, hop: IntHop) -> Result<(), SwitchError> {
+        let n_ports = self.all_int_table.len();
+        let e = self
+            .all_int_table
+            .get_mut(port)
+            .ok_or(SwitchError::UnknownPort { port, n_ports })?;
+        *e = hop;
+        Ok(())
+    }
+
+    /// Algorithm 1 lines 2-9: an ACK that arrived on `input_port` — the data direction's
+    /// egress port — gets `All_INT_Table[input_port]` pushed into its INT stack.
+    pub fn forward_ack(
+        &self,
+        input_port: usize,
+        ack_int: &mut IntStack,
+    ) -> Result<(), SwitchError> {
+        let hop = *self
+            .all_int_table
+            .get(input_port)
+            .ok_or(SwitchError::UnknownPort {
+                port: input_port,
+                n_ports: self.all_int_table.len(),
+            })?;
+        insert_int(ack_int, self.switch_id, hop, self.max_hops)
+    }
+}
