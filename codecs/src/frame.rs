@@ -12,8 +12,8 @@ use etherparse::{
 
 use crate::ib::icrc::{self, IpForIcrc};
 use crate::ib::{
-    AethRepr, AtomicEthRepr, BthRepr, CNP_RESERVED_LEN, DethRepr, ExtHeaders, ICRC_LEN,
-    RdethRepr, RethRepr,
+    AethRepr, AtomicEthRepr, BthRepr, CNP_RESERVED_LEN, DethRepr, ExtHeaders, ICRC_LEN, RdethRepr,
+    RethRepr,
 };
 use crate::packet::{AckExt, ETHERTYPE_IPV4, ETHERTYPE_IPV6, IpAddrs, Packet, Roce, Shim};
 use crate::shim::int::IntStack;
@@ -207,10 +207,77 @@ impl RoceRepr {
             cnp_reserved: r.cnp_reserved.copied(),
             ack_ext: match r.ack_ext {
                 AckExt::None => AckExtRepr::None,
-                AckExt::Fncc(f) => AckExtRepr::Fncc { n: f.n, int: f.int.to_owned_stack() },
+                AckExt::Fncc(f) => AckExtRepr::Fncc {
+                    n: f.n,
+                    int: f.int.to_owned_stack(),
+                },
                 AckExt::Rcc(e) => AckExtRepr::Rcc(e),
             },
             payload: r.payload.to_vec(),
+        }
+    }
+
+    /// Make the repr writable and its round trip exact: a known opcode (unknown ones become
+    /// RC SEND_ONLY), exactly the extension headers the opcode carries (missing ones zero), the
+    /// shim and ACK extension the dialect puts there, INT stacks within `max_hops`, and every
+    /// field masked to its wire width. Used by the round-trip tests and the fuzz targets.
+    pub fn conform(&mut self, dialect: Dialect, int: IntConfig) {
+        if !self.bth.opcode.is_known() {
+            self.bth.opcode = crate::ib::Opcode::RC_SEND_ONLY;
+        }
+        self.bth = self.bth.masked();
+        let l = self.bth.opcode.ext_headers();
+        fn keep<T: Default>(v: &mut Option<T>, wanted: bool) {
+            if wanted {
+                v.get_or_insert_with(T::default);
+            } else {
+                *v = None;
+            }
+        }
+        keep(&mut self.rdeth, l.has(ExtHeaders::RDETH));
+        keep(&mut self.deth, l.has(ExtHeaders::DETH));
+        keep(&mut self.reth, l.has(ExtHeaders::RETH));
+        keep(&mut self.atomic_eth, l.has(ExtHeaders::ATOMIC_ETH));
+        keep(&mut self.aeth, l.has(ExtHeaders::AETH));
+        keep(&mut self.atomic_ack_eth, l.has(ExtHeaders::ATOMIC_ACK_ETH));
+        keep(&mut self.imm_dt, l.has(ExtHeaders::IMM_DT));
+        keep(&mut self.ieth, l.has(ExtHeaders::IETH));
+        keep(&mut self.cnp_reserved, l.has(ExtHeaders::CNP));
+        if let Some(h) = &mut self.rdeth {
+            h.ee_context &= 0xFF_FFFF;
+        }
+        if let Some(h) = &mut self.deth {
+            h.src_qp &= 0xFF_FFFF;
+        }
+        if let Some(h) = &mut self.aeth {
+            h.msn &= 0xFF_FFFF;
+        }
+        let clip = |s: &IntStack| {
+            let n = s.n_hop().min(int.max_hops) as usize;
+            IntStack::from_hops(s.path_id(), &s.hops()[..n]).unwrap_or_default()
+        };
+        self.shim = match (dialect, self.shim) {
+            (Dialect::Hpcc, ShimRepr::Int(s)) => ShimRepr::Int(clip(&s)),
+            (Dialect::Hpcc, _) => ShimRepr::Int(IntStack::new()),
+            (Dialect::Rcc, ShimRepr::RccTimestamp(t)) => ShimRepr::RccTimestamp(t),
+            (Dialect::Rcc, _) => ShimRepr::RccTimestamp(0),
+            (Dialect::Roce | Dialect::Fncc, _) => ShimRepr::None,
+        };
+        self.ack_ext = match (dialect, self.bth.opcode.is_ack(), self.ack_ext) {
+            (Dialect::Fncc, true, AckExtRepr::Fncc { n, int: s }) => {
+                AckExtRepr::Fncc { n, int: clip(&s) }
+            }
+            (Dialect::Fncc, true, _) => AckExtRepr::Fncc {
+                n: 0,
+                int: IntStack::new(),
+            },
+            (Dialect::Rcc, true, AckExtRepr::Rcc(e)) => AckExtRepr::Rcc(e),
+            (Dialect::Rcc, true, _) => AckExtRepr::Rcc(RccExt::default()),
+            _ => AckExtRepr::None,
+        };
+        // A CNP has no payload: its 16 reserved bytes are the whole body.
+        if self.bth.opcode.is_cnp() {
+            self.payload.clear();
         }
     }
 
@@ -223,17 +290,37 @@ impl RoceRepr {
             ("RDETH", ExtHeaders::RDETH, self.rdeth.is_some()),
             ("DETH", ExtHeaders::DETH, self.deth.is_some()),
             ("RETH", ExtHeaders::RETH, self.reth.is_some()),
-            ("AtomicETH", ExtHeaders::ATOMIC_ETH, self.atomic_eth.is_some()),
+            (
+                "AtomicETH",
+                ExtHeaders::ATOMIC_ETH,
+                self.atomic_eth.is_some(),
+            ),
             ("AETH", ExtHeaders::AETH, self.aeth.is_some()),
-            ("AtomicAckETH", ExtHeaders::ATOMIC_ACK_ETH, self.atomic_ack_eth.is_some()),
+            (
+                "AtomicAckETH",
+                ExtHeaders::ATOMIC_ACK_ETH,
+                self.atomic_ack_eth.is_some(),
+            ),
             ("ImmDt", ExtHeaders::IMM_DT, self.imm_dt.is_some()),
             ("IETH", ExtHeaders::IETH, self.ieth.is_some()),
-            ("CNP reserved bytes", ExtHeaders::CNP, self.cnp_reserved.is_some()),
+            (
+                "CNP reserved bytes",
+                ExtHeaders::CNP,
+                self.cnp_reserved.is_some(),
+            ),
         ];
         for (header, flag, present) in checks {
             if l.has(flag) != present {
-                let problem = if present { "not carried by this opcode" } else { "missing" };
-                return Err(EmitError::ExtHeaderMismatch { opcode: op.0, header, problem });
+                let problem = if present {
+                    "not carried by this opcode"
+                } else {
+                    "missing"
+                };
+                return Err(EmitError::ExtHeaderMismatch {
+                    opcode: op.0,
+                    header,
+                    problem,
+                });
             }
         }
         let shim_ok = matches!(
@@ -243,7 +330,10 @@ impl RoceRepr {
                 | (Dialect::Rcc, ShimRepr::RccTimestamp(_))
         );
         if !shim_ok {
-            return Err(EmitError::DialectMismatch { what: "shim", dialect });
+            return Err(EmitError::DialectMismatch {
+                what: "shim",
+                dialect,
+            });
         }
         let ack_ok = match (&self.ack_ext, op.is_ack()) {
             (AckExtRepr::None, false) => true,
@@ -253,7 +343,10 @@ impl RoceRepr {
             (_, false) => false,
         };
         if !ack_ok {
-            return Err(EmitError::DialectMismatch { what: "ACK extension", dialect });
+            return Err(EmitError::DialectMismatch {
+                what: "ACK extension",
+                dialect,
+            });
         }
         for s in [self.int_stack(), self.fncc_int()].into_iter().flatten() {
             if s.n_hop() > int.max_hops {
@@ -384,7 +477,12 @@ impl FrameRepr {
             dst_mac: eth.dst,
             src_mac: eth.src,
             vlans: eth.vlans.map(|v| {
-                v.map(|v| VlanRepr { tpid: v.tpid, pcp: v.pcp, dei: v.dei, vid: v.vid })
+                v.map(|v| VlanRepr {
+                    tpid: v.tpid,
+                    pcp: v.pcp,
+                    dei: v.dei,
+                    vid: v.vid,
+                })
             }),
             ip,
             udp_src_port: udp.src_port,
@@ -393,9 +491,53 @@ impl FrameRepr {
         })
     }
 
+    /// [`RoceRepr::conform`] plus what the frame needs: VLAN TPIDs 0x8100 / 0x88A8 with masked
+    /// PCP and VID, tags packed outer-first, IPv4 options a multiple of 4 bytes up to 40, masked
+    /// DSCP / ECN / flow label, and the RoCEv2 UDP port.
+    pub fn conform(&mut self, dialect: Dialect, int: IntConfig, udp_port: u16) {
+        self.roce.conform(dialect, int);
+        let tags: Vec<VlanRepr> = self.vlans.iter().flatten().copied().collect();
+        self.vlans = [None, None];
+        for (i, mut t) in tags.into_iter().enumerate() {
+            if t.tpid != crate::packet::ETHERTYPE_QINQ {
+                t.tpid = crate::packet::ETHERTYPE_VLAN;
+            }
+            t.pcp &= 7;
+            t.vid &= 0x0FFF;
+            self.vlans[i] = Some(t);
+        }
+        match &mut self.ip {
+            IpRepr::V4 {
+                dscp, ecn, options, ..
+            } => {
+                *dscp &= 0x3F;
+                *ecn &= 3;
+                options.truncate(40);
+                options.truncate(options.len() / 4 * 4);
+            }
+            IpRepr::V6 {
+                dscp,
+                ecn,
+                flow_label,
+                ..
+            } => {
+                *dscp &= 0x3F;
+                *ecn &= 3;
+                *flow_label &= 0xF_FFFF;
+            }
+        }
+        self.udp_dst_port = udp_port;
+        self.roce.payload.truncate(4096);
+    }
+
     /// Append the frame to `out` (cleared first is up to the caller). Validates first; on error
     /// nothing is appended.
-    pub fn emit(&self, dialect: Dialect, int: IntConfig, out: &mut Vec<u8>) -> Result<(), EmitError> {
+    pub fn emit(
+        &self,
+        dialect: Dialect,
+        int: IntConfig,
+        out: &mut Vec<u8>,
+    ) -> Result<(), EmitError> {
         self.roce.validate(dialect, int)?;
         let mut body = Vec::with_capacity(128 + self.roce.payload.len());
         let bth_offset = self.roce.emit_body(int, &mut body);
@@ -439,7 +581,15 @@ impl FrameRepr {
         };
         let crc;
         match &self.ip {
-            IpRepr::V4 { src, dst, dscp, ecn, ttl, identification, options } => {
+            IpRepr::V4 {
+                src,
+                dst,
+                dscp,
+                ecn,
+                ttl,
+                identification,
+                options,
+            } => {
                 let options = Ipv4Options::try_from(options.as_slice()).map_err(|_| {
                     EmitError::OutOfRange {
                         field: "ipv4.options length",
@@ -463,7 +613,14 @@ impl FrameRepr {
                 udp_hdr = udp.to_bytes();
                 crc = icrc::compute(IpForIcrc::V4(&ip_bytes), &udp_hdr, &body, bth_offset);
             }
-            IpRepr::V6 { src, dst, dscp, ecn, flow_label, hop_limit } => {
+            IpRepr::V6 {
+                src,
+                dst,
+                dscp,
+                ecn,
+                flow_label,
+                hop_limit,
+            } => {
                 let h = Ipv6Header {
                     traffic_class: (dscp & 0x3F) << 2 | (ecn & 3),
                     flow_label: Ipv6FlowLabel::try_new(flow_label & 0xF_FFFF)

@@ -13,7 +13,10 @@ use ccreplay_codecs::{DecodeConfig, Dialect, Packet};
 use rstest::rstest;
 
 fn hex(s: &str) -> Vec<u8> {
-    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+        .collect()
 }
 
 const SCAPY_WRITE_FIRST: &str = "020000000002020000000001080045020044000700004011f74cc0a80101c0a80102c00112b7003000000620ffff00000123800000101122334455667788cafebabe00002000414243444546000067ade63b";
@@ -39,7 +42,13 @@ fn scapy_write_first_with_reth_and_pad() {
     let p = decode(&b, Dialect::Roce);
     assert_eq!(p.error, None);
     let ip = p.ip.unwrap();
-    assert_eq!(ip.addrs, IpAddrs::V4 { src: [192, 168, 1, 1], dst: [192, 168, 1, 2] });
+    assert_eq!(
+        ip.addrs,
+        IpAddrs::V4 {
+            src: [192, 168, 1, 1],
+            dst: [192, 168, 1, 2]
+        }
+    );
     assert_eq!((ip.ecn, ip.dscp, ip.ttl), (2, 0, 64)); // tos = 0x02: ECT(0)
     let udp = p.udp.unwrap();
     assert_eq!((udp.src_port, udp.dst_port), (0xC001, 4791));
@@ -51,7 +60,10 @@ fn scapy_write_first_with_reth_and_pad() {
     assert_eq!(r.bth.psn(), 0x10);
     assert!(r.bth.ack_req());
     let reth = r.reth().unwrap();
-    assert_eq!((reth.va, reth.r_key, reth.dma_len), (0x1122_3344_5566_7788, 0xCAFE_BABE, 0x2000));
+    assert_eq!(
+        (reth.va, reth.r_key, reth.dma_len),
+        (0x1122_3344_5566_7788, 0xCAFE_BABE, 0x2000)
+    );
     assert_eq!(r.payload, b"ABCDEF");
     assert_eq!(r.pad, &[0, 0]);
     assert_eq!(r.icrc_field(), Some(0x67ad_e63b));
@@ -103,12 +115,30 @@ fn hpcc_ack_with_two_hops() {
     let p = decode(&b, Dialect::Hpcc);
     assert_eq!(p.error, None);
     let r = p.roce.unwrap();
-    let Shim::Int(st) = r.shim else { panic!("no INT shim") };
+    let Shim::Int(st) = r.shim else {
+        panic!("no INT shim")
+    };
     assert_eq!(st.n_hop(), 2);
     assert_eq!(st.header.path_id, 0x575);
     assert_eq!(st.wire_len, 42);
-    assert_eq!(st.hop(0), Some(IntHop { b: 2, ts: 0xFF_FFF0, tx_bytes: 0xF_FFFE, qlen: 0x10 }));
-    assert_eq!(st.hop(1), Some(IntHop { b: 3, ts: 0x100, tx_bytes: 5, qlen: 0xFFFF }));
+    assert_eq!(
+        st.hop(0),
+        Some(IntHop {
+            b: 2,
+            ts: 0xFF_FFF0,
+            tx_bytes: 0xF_FFFE,
+            qlen: 0x10
+        })
+    );
+    assert_eq!(
+        st.hop(1),
+        Some(IntHop {
+            b: 3,
+            ts: 0x100,
+            tx_bytes: 5,
+            qlen: 0xFFFF
+        })
+    );
     assert_eq!(r.bth_offset, 42 + 42);
     assert_eq!((r.bth.dest_qp(), r.bth.psn()), (7, 100));
     let aeth = r.aeth().unwrap();
@@ -126,10 +156,20 @@ fn fncc_ack_carries_n_and_int() {
     assert_eq!(p.error, None);
     let r = p.roce.unwrap();
     assert_eq!(r.shim, Shim::None);
-    let AckExt::Fncc(f) = r.ack_ext else { panic!("no FNCC extension") };
+    let AckExt::Fncc(f) = r.ack_ext else {
+        panic!("no FNCC extension")
+    };
     assert_eq!(f.n, 4);
     assert_eq!(f.int.header.path_id, 0xABC);
-    assert_eq!(f.int.hop(0), Some(IntHop { b: 2, ts: 0x12_3456, tx_bytes: 0x5_4321, qlen: 0x100 }));
+    assert_eq!(
+        f.int.hop(0),
+        Some(IntHop {
+            b: 2,
+            ts: 0x12_3456,
+            tx_bytes: 0x5_4321,
+            qlen: 0x100
+        })
+    );
     assert_eq!(r.aeth().unwrap().msn, 9);
     assert!(r.payload.is_empty());
     assert_icrc_valid(&p);
@@ -152,7 +192,9 @@ fn rcc_data_and_ack() {
     assert_eq!(p.error, None);
     let r = p.roce.unwrap();
     assert_eq!(r.shim, Shim::RccTimestamp(2_000_000_000));
-    let AckExt::Rcc(e) = r.ack_ext else { panic!("no RCC extension") };
+    let AckExt::Rcc(e) = r.ack_ext else {
+        panic!("no RCC extension")
+    };
     assert_eq!((e.cwnd, e.n, e.flags, e.reserved), (33_750, 4, 1, 0));
     assert_icrc_valid(&p);
 }
@@ -193,7 +235,12 @@ fn snaplen_cuts_are_typed(
 ) {
     let b = hex(SCAPY_WRITE_FIRST);
     // orig_len is the full frame: the record was cut by snaplen, the length fields are honest.
-    let p = Packet::decode(&b[..cut], b.len(), ccreplay_codecs::LinkStart::Ethernet, &DecodeConfig::default());
+    let p = Packet::decode(
+        &b[..cut],
+        b.len(),
+        ccreplay_codecs::LinkStart::Ethernet,
+        &DecodeConfig::default(),
+    );
     let e = p.error.expect("error");
     assert_eq!((e.layer, e.offset), (layer, offset));
     assert_eq!(e.kind, ErrorKind::Truncated { needed, available });
@@ -208,7 +255,14 @@ fn lying_lengths_are_bad_length_errors() {
     b[17] = 0x00;
     let e = decode(&b, Dialect::Roce).error.unwrap();
     assert_eq!((e.layer, e.offset), (Layer::Ipv4, 14));
-    assert!(matches!(e.kind, ErrorKind::BadLength { field: "ipv4.total_len", found: 256, .. }));
+    assert!(matches!(
+        e.kind,
+        ErrorKind::BadLength {
+            field: "ipv4.total_len",
+            found: 256,
+            ..
+        }
+    ));
     // UDP length 0x0030 = 48 raised to 0x0040 = 64 > IP payload 48.
     let mut b = hex(SCAPY_WRITE_FIRST);
     b[39] = 0x40;
@@ -218,7 +272,14 @@ fn lying_lengths_are_bad_length_errors() {
     let mut b = hex(SCAPY_WRITE_FIRST);
     b[14] = 0x44;
     let e = decode(&b, Dialect::Roce).error.unwrap();
-    assert_eq!(e.kind, ErrorKind::BadLength { field: "ipv4.ihl", found: 4, expected: ">= 5" });
+    assert_eq!(
+        e.kind,
+        ErrorKind::BadLength {
+            field: "ipv4.ihl",
+            found: 4,
+            expected: ">= 5"
+        }
+    );
 }
 
 #[test]
@@ -227,7 +288,10 @@ fn unknown_opcode_keeps_the_rest_opaque() {
     b[42] = 0x1F; // RC operation 0x1F is not in wire.md 2
     let p = decode(&b, Dialect::Roce);
     let e = p.error.unwrap();
-    assert_eq!((e.layer, e.offset, e.kind), (Layer::Bth, 42, ErrorKind::UnknownOpcode(0x1F)));
+    assert_eq!(
+        (e.layer, e.offset, e.kind),
+        (Layer::Bth, 42, ErrorKind::UnknownOpcode(0x1F))
+    );
     let r = p.roce.unwrap();
     // RETH 16 + "ABCDEF" 6 + pad 2 = 24 bytes, kept as they are.
     assert_eq!(r.payload.len(), 24);
@@ -240,7 +304,13 @@ fn nhop_above_max_in_a_frame() {
     b[42] = 0x65; // nHop 6, pathID 0x575
     let e = decode(&b, Dialect::Hpcc).error.unwrap();
     assert_eq!((e.layer, e.offset), (Layer::IntStack, 42));
-    assert_eq!(e.kind, ErrorKind::NHopTooLarge { n_hop: 6, max_hops: 5 });
+    assert_eq!(
+        e.kind,
+        ErrorKind::NHopTooLarge {
+            n_hop: 6,
+            max_hops: 5
+        }
+    );
 }
 
 #[test]
