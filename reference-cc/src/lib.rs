@@ -7,6 +7,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod dcqcn;
 pub mod event;
 pub mod fncc;
 pub mod hpcc;
