@@ -13,6 +13,7 @@ pub mod fncc;
 pub mod hpcc;
 pub mod model;
 pub mod psn;
+pub mod rcc;
 
 pub use event::{Cause, Decision, Event, EventKind, FlowId, Outputs, State, StateValue};
 pub use model::{Model, ParamError};
