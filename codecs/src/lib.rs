@@ -10,6 +10,8 @@
 pub mod capture;
 pub mod error;
 pub mod frame;
+#[cfg(feature = "arbitrary")]
+pub mod fuzzing;
 pub mod ib;
 pub mod packet;
 pub mod pfc;

@@ -336,6 +336,11 @@ impl<'a> Packet<'a> {
         }
     }
 
+    /// A packet whose link layer could not be read at all (e.g. a cooked header cut short).
+    pub fn failed(data: &'a [u8], error: DecodeError) -> Self {
+        Packet { error: Some(error), ..Packet::empty(data) }
+    }
+
     #[inline]
     fn warn(&mut self, w: Option<DecodeError>) {
         if let Some(w) = w {

@@ -1,1 +1,7 @@
-//! ccreplay harness
+//! The ccreplay harness: from a capture to a conformance verdict.
+//!
+//! Today: `inspect`. The replay, diff, check and bless commands build on the same pieces.
+#![forbid(unsafe_code)]
+
+pub mod inspect;
+pub mod jsonl;

@@ -1,0 +1,528 @@
+//! `ccreplay inspect`: decode a capture packet by packet (harness.md 6).
+//!
+//! JSON Lines use Wireshark's field names where Wireshark has the field, with JSON numbers as
+//! values (booleans as 0/1, as Wireshark prints them in field output), and `ccreplay.` names for
+//! what Wireshark lacks: FECN/BECN, ICRC validity, the shims, PFC timing, offsets, errors. Every
+//! key is listed in docs/inspect.md. A malformed packet still gives a record, with its frame
+//! number and the error (layer, offset, reason); the run goes on.
+
+use std::collections::HashSet;
+use std::io::{self, Write};
+use std::net::IpAddr;
+
+use ccreplay_codecs::capture::{CaptureReader, LinkType, Record};
+use ccreplay_codecs::packet::{AckExt, IpAddrs, Packet, Shim};
+use ccreplay_codecs::shim::IntStackView;
+use ccreplay_codecs::shim::int::IntHop;
+use ccreplay_codecs::{DecodeConfig, DecodeError, LinkStart};
+
+use crate::jsonl::Obj;
+
+/// Output format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// One readable line per packet, then a summary table.
+    Text,
+    /// One JSON object per packet (JSON Lines), then one summary object.
+    Json,
+}
+
+/// What `inspect` was asked to do.
+#[derive(Clone, Copy, Debug)]
+pub struct InspectOptions {
+    /// Dialect, INT layout and RoCEv2 UDP port.
+    pub decode: DecodeConfig,
+    /// Output format.
+    pub format: Format,
+    /// Link rate used to turn PFC quanta into ns.
+    pub pfc_link_bps: u64,
+}
+
+/// Counts reported at the end of a run.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Summary {
+    /// Records read.
+    pub packets: u64,
+    /// Packets whose decoding stopped at an error.
+    pub malformed: u64,
+    /// Packets with a reserved value set.
+    pub warnings: u64,
+    /// RoCEv2 packets, by opcode.
+    pub by_opcode: Vec<(u8, u64)>,
+    /// PFC frames.
+    pub pfc: u64,
+    /// RoCEv2 packets whose ICRC did not match.
+    pub icrc_bad: u64,
+    /// Packets that were neither RoCEv2 nor PFC.
+    pub other: u64,
+    /// Distinct (source IP, destination IP, DestQP) of RoCEv2 packets.
+    pub flows: u64,
+    /// The capture ended with a framing error after this many records.
+    pub capture_error: Option<String>,
+}
+
+/// Where the network layer starts for a record's link type.
+fn link_start(rec: &Record<'_>) -> Result<LinkStart, DecodeError> {
+    match rec.link {
+        LinkType::Ethernet => Ok(LinkStart::Ethernet),
+        link => link
+            .network_start(rec.data)
+            .map(|(offset, ether_type)| LinkStart::Network { offset, ether_type }),
+    }
+}
+
+/// Decode one record.
+pub fn decode_record<'a>(rec: &Record<'a>, cfg: &DecodeConfig) -> Packet<'a> {
+    match link_start(rec) {
+        Ok(start) => Packet::decode(rec.data, rec.orig_len as usize, start, cfg),
+        Err(e) => Packet::failed(rec.data, e),
+    }
+}
+
+/// Accumulates the summary.
+#[derive(Default)]
+struct Tally {
+    s: Summary,
+    opcodes: [u64; 256],
+    flows: HashSet<(IpAddr, IpAddr, u32)>,
+}
+
+impl Tally {
+    fn add(&mut self, p: &Packet<'_>, icrc_ok: Option<bool>) {
+        self.s.packets += 1;
+        self.s.malformed += p.error.is_some() as u64;
+        self.s.warnings += (p.warnings > 0) as u64;
+        if let Some(r) = &p.roce {
+            self.opcodes[r.bth.opcode().0 as usize] += 1;
+            if let Some(ip) = &p.ip {
+                let key = (ip.addrs.src(), ip.addrs.dst(), r.bth.dest_qp());
+                if !self.flows.contains(&key) {
+                    self.flows.insert(key);
+                }
+            }
+            self.s.icrc_bad += (icrc_ok == Some(false)) as u64;
+        } else if p.pfc.is_some() {
+            self.s.pfc += 1;
+        } else {
+            self.s.other += 1;
+        }
+    }
+
+    fn finish(mut self) -> Summary {
+        self.s.by_opcode =
+            (0..256).filter(|&i| self.opcodes[i] > 0).map(|i| (i as u8, self.opcodes[i])).collect();
+        self.s.flows = self.flows.len() as u64;
+        self.s
+    }
+}
+
+/// Errors that stop `inspect` before it reads a packet.
+#[derive(Debug, thiserror::Error)]
+pub enum InspectError {
+    /// The capture could not be opened or is not a capture.
+    #[error("{path}: {source}")]
+    Open {
+        /// File.
+        path: String,
+        /// Why.
+        source: ccreplay_codecs::capture::CaptureError,
+    },
+    /// Writing the output failed (e.g. a closed pipe).
+    #[error("writing output: {0}")]
+    Io(#[from] io::Error),
+}
+
+/// Run `inspect` on one file, writing records and the summary to `out`.
+pub fn run(path: &str, opts: &InspectOptions, out: &mut dyn Write) -> Result<Summary, InspectError> {
+    let mut reader = CaptureReader::open(path)
+        .map_err(|source| InspectError::Open { path: path.to_string(), source })?;
+    let mut tally = Tally::default();
+    let mut buf = Vec::with_capacity(1 << 16);
+    loop {
+        let rec = match reader.next_record() {
+            None => break,
+            Some(Ok(rec)) => rec,
+            Some(Err(e)) => {
+                // A framing error ends the capture (pcap has no resync point); say so and stop.
+                tally.s.capture_error = Some(e.to_string());
+                break;
+            }
+        };
+        let p = decode_record(&rec, &opts.decode);
+        let icrc = p.icrc_check();
+        tally.add(&p, icrc.map(|(c, f)| c == f));
+        match opts.format {
+            Format::Json => write_json(&mut buf, &rec, &p, icrc, opts.pfc_link_bps),
+            Format::Text => write_text(&mut buf, &rec, &p, icrc),
+        }
+        if buf.len() > (1 << 16) - 4096 {
+            out.write_all(&buf)?;
+            buf.clear();
+        }
+    }
+    let summary = tally.finish();
+    match opts.format {
+        Format::Json => write_json_summary(&mut buf, &summary),
+        Format::Text => write_text_summary(&mut buf, &summary),
+    }
+    out.write_all(&buf)?;
+    out.flush()?;
+    Ok(summary)
+}
+
+fn mac(m: [u8; 6]) -> impl core::fmt::Display {
+    struct M([u8; 6]);
+    impl core::fmt::Display for M {
+        fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+            let m = self.0;
+            write!(f, "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}", m[0], m[1], m[2], m[3], m[4], m[5])
+        }
+    }
+    M(m)
+}
+
+const HOP_KEYS: [[&str; 4]; 15] = {
+    macro_rules! hop {
+        ($i:literal) => {
+            [
+                concat!("ccreplay.int.hop", $i, ".b"),
+                concat!("ccreplay.int.hop", $i, ".ts"),
+                concat!("ccreplay.int.hop", $i, ".tx_bytes"),
+                concat!("ccreplay.int.hop", $i, ".qlen"),
+            ]
+        };
+    }
+    [
+        hop!(0), hop!(1), hop!(2), hop!(3), hop!(4), hop!(5), hop!(6), hop!(7), hop!(8), hop!(9),
+        hop!(10), hop!(11), hop!(12), hop!(13), hop!(14),
+    ]
+};
+
+const PFC_KEYS: [[&str; 4]; 8] = {
+    macro_rules! c {
+        ($i:literal) => {
+            [
+                concat!("macc.cbfc.enbv.c", $i),
+                concat!("macc.cbfc.pause_time.c", $i),
+                concat!("ccreplay.pfc.paused.c", $i),
+                concat!("ccreplay.pfc.pause_ns.c", $i),
+            ]
+        };
+    }
+    [c!(0), c!(1), c!(2), c!(3), c!(4), c!(5), c!(6), c!(7)]
+};
+
+fn write_int(o: &mut Obj<'_>, s: &IntStackView<'_>, offset: usize) {
+    o.u("ccreplay.int.nhop", s.n_hop()).u("ccreplay.int.path_id", s.header.path_id);
+    for (i, IntHop { b, ts, tx_bytes, qlen }) in s.hops().enumerate() {
+        let k = &HOP_KEYS[i];
+        o.u(k[0], b).u(k[1], ts).u(k[2], tx_bytes).u(k[3], qlen);
+    }
+    o.u("ccreplay.offset.int", offset as u64);
+}
+
+/// One JSON record (a line) for a decoded packet.
+pub fn write_json(
+    buf: &mut Vec<u8>,
+    rec: &Record<'_>,
+    p: &Packet<'_>,
+    icrc: Option<(u32, u32)>,
+    pfc_link_bps: u64,
+) {
+    let mut o = Obj::new(buf);
+    o.u("frame.number", rec.frame_number)
+        .epoch("frame.time_epoch", rec.ts_ns)
+        .u("ccreplay.ts_ns", rec.ts_ns)
+        .u("frame.len", rec.orig_len)
+        .u("frame.cap_len", rec.data.len() as u64)
+        .u("ccreplay.link_type", rec.link.code())
+        .flag("ccreplay.truncated", rec.is_truncated());
+    if let Some(eth) = &p.eth {
+        o.display("eth.src", mac(eth.src)).display("eth.dst", mac(eth.dst));
+        if let Some(v) = eth.vlans[0] {
+            o.u("vlan.priority", v.pcp).u("vlan.id", v.vid).u("ccreplay.vlan.tpid", v.tpid);
+        }
+        if let Some(v) = eth.vlans[1] {
+            o.u("ccreplay.vlan1.priority", v.pcp)
+                .u("ccreplay.vlan1.id", v.vid)
+                .u("ccreplay.vlan1.tpid", v.tpid);
+        }
+        o.u("eth.type", eth.ether_type);
+    }
+    if let Some(ip) = &p.ip {
+        match ip.addrs {
+            IpAddrs::V4 { .. } => {
+                o.display("ip.src", ip.addrs.src())
+                    .display("ip.dst", ip.addrs.dst())
+                    .u("ip.dsfield.dscp", ip.dscp)
+                    .u("ip.dsfield.ecn", ip.ecn)
+                    .u("ip.hdr_len", ip.header_len as u64)
+                    .u("ip.ttl", ip.ttl);
+            }
+            IpAddrs::V6 { .. } => {
+                o.display("ipv6.src", ip.addrs.src())
+                    .display("ipv6.dst", ip.addrs.dst())
+                    .u("ipv6.tclass.dscp", ip.dscp)
+                    .u("ipv6.tclass.ecn", ip.ecn)
+                    .u("ipv6.hlim", ip.ttl)
+                    .u("ccreplay.ip.hdr_len", ip.header_len as u64);
+            }
+        }
+        o.u("ccreplay.offset.ip", ip.offset as u64);
+    }
+    if let Some(udp) = &p.udp {
+        o.u("udp.srcport", udp.src_port)
+            .u("udp.dstport", udp.dst_port)
+            .u("udp.length", udp.length)
+            .u("ccreplay.offset.udp", udp.offset as u64);
+    }
+    if let Some(r) = &p.roce {
+        o.flag("ccreplay.roce", true);
+        match r.shim {
+            Shim::Int(s) => write_int(&mut o, &s, r.offset),
+            Shim::RccTimestamp(t) => {
+                o.u("ccreplay.rcc.ts", t);
+            }
+            Shim::None => {}
+        }
+        let b = &r.bth;
+        o.u("infiniband.bth.opcode", b.opcode().0)
+            .flag("infiniband.bth.se", b.se())
+            .flag("infiniband.bth.m", b.mig_req())
+            .u("infiniband.bth.padcnt", b.pad_cnt())
+            .u("infiniband.bth.tver", b.tver())
+            .u("infiniband.bth.p_key", b.p_key())
+            .flag("ccreplay.bth.fecn", b.fecn())
+            .flag("ccreplay.bth.becn", b.becn())
+            .u("ccreplay.bth.resv6", b.resv6())
+            .u("infiniband.bth.destqp", b.dest_qp())
+            .flag("infiniband.bth.a", b.ack_req())
+            .u("infiniband.bth.reserved7", b.resv7())
+            .u("infiniband.bth.psn", b.psn())
+            .flag("ccreplay.opcode.known", b.opcode().is_known())
+            .display("ccreplay.opcode.name", b.opcode())
+            .u("ccreplay.offset.bth", r.bth_offset as u64);
+        if let Some(h) = r.rdeth() {
+            o.u("infiniband.rdeth.eecnxt", h.ee_context);
+        }
+        if let Some(h) = r.deth() {
+            o.u("infiniband.deth.q_key", h.q_key).u("infiniband.deth.srcqp", h.src_qp);
+        }
+        if let Some(h) = r.reth() {
+            o.u("infiniband.reth.va", h.va)
+                .u("infiniband.reth.r_key", h.r_key)
+                .u("infiniband.reth.dmalen", h.dma_len);
+        }
+        if let Some(h) = r.atomic_eth() {
+            o.u("ccreplay.atomiceth.va", h.va)
+                .u("ccreplay.atomiceth.r_key", h.r_key)
+                .u("infiniband.atomiceth.swapdt", h.swap_add)
+                .u("infiniband.atomiceth.cmpdt", h.compare);
+        }
+        if let Some(a) = r.aeth() {
+            use ccreplay_codecs::ib::Syndrome;
+            o.u("infiniband.aeth.syndrome", a.syndrome)
+                .u("infiniband.aeth.syndrome.opcode", (a.syndrome >> 5) & 3)
+                .s("ccreplay.aeth.kind", a.decoded().kind_name());
+            match a.decoded() {
+                Syndrome::Ack { credit } => o.u("infiniband.aeth.syndrome.credit_count", credit),
+                Syndrome::RnrNak { timer } => o.u("infiniband.aeth.syndrome.timer", timer),
+                Syndrome::Reserved { value } => {
+                    o.u("infiniband.aeth.syndrome.reserved_value", value)
+                }
+                Syndrome::Nak(code) => o
+                    .u("infiniband.aeth.syndrome.error_code", a.syndrome & 0x1F)
+                    .s("ccreplay.aeth.nak", code.name()),
+            };
+            o.u("infiniband.aeth.msn", a.msn);
+        }
+        if let Some(v) = r.atomic_ack_eth() {
+            o.u("infiniband.atomicacketh.origremdt", v);
+        }
+        if let Some(v) = r.imm_dt() {
+            o.u("infiniband.immdt", v);
+        }
+        if let Some(v) = r.ieth() {
+            o.u("infiniband.ieth", v);
+        }
+        if let Some(c) = r.cnp_reserved {
+            o.flag("ccreplay.cnp.reserved_zero", c.iter().all(|&b| b == 0));
+        }
+        match r.ack_ext {
+            AckExt::Fncc(f) => {
+                o.u("ccreplay.fncc.n", f.n);
+                let at = r.payload.as_ptr() as usize - p.data.as_ptr() as usize;
+                write_int(&mut o, &f.int, at - f.int.wire_len);
+            }
+            AckExt::Rcc(e) => {
+                o.u("ccreplay.rcc.cwnd", e.cwnd)
+                    .u("ccreplay.rcc.n", e.n)
+                    .u("ccreplay.rcc.flags", e.flags);
+            }
+            AckExt::None => {}
+        }
+        let payload_at = r.payload.as_ptr() as usize - p.data.as_ptr() as usize;
+        o.u("ccreplay.payload.len", r.payload.len() as u64)
+            .u("ccreplay.offset.payload", payload_at as u64);
+        if let Some(crc) = r.icrc_field() {
+            o.u("ccreplay.offset.icrc", (payload_at + r.payload.len() + r.pad.len()) as u64)
+                .u("infiniband.invariant.crc", crc);
+        }
+        if let Some((computed, found)) = icrc {
+            o.flag("ccreplay.icrc.valid", computed == found).u("ccreplay.icrc.computed", computed);
+        }
+    }
+    if let Some(pfc) = &p.pfc {
+        o.u("macc.opcode", ccreplay_codecs::pfc::PFC_OPCODE).u("macc.cbfc.enbv", pfc.class_enable);
+        for (i, k) in PFC_KEYS.iter().enumerate() {
+            o.flag(k[0], pfc.class_enable & (1 << i) != 0)
+                .u(k[1], pfc.quanta[i])
+                .flag(k[2], pfc.paused(i))
+                .u(k[3], pfc.pause_ns(i, pfc_link_bps));
+        }
+    }
+    if let Some(e) = &p.error {
+        o.s("ccreplay.error.layer", e.layer.name())
+            .u("ccreplay.error.offset", e.offset as u64)
+            .s("ccreplay.error.reason", e.kind.reason())
+            .display("ccreplay.error.message", e);
+    }
+    if let Some(w) = &p.warning {
+        o.u("ccreplay.warnings", p.warnings)
+            .s("ccreplay.warning.layer", w.layer.name())
+            .u("ccreplay.warning.offset", w.offset as u64)
+            .display("ccreplay.warning.message", w);
+    }
+    o.end();
+}
+
+fn write_text(buf: &mut Vec<u8>, rec: &Record<'_>, p: &Packet<'_>, icrc: Option<(u32, u32)>) {
+    let secs = rec.ts_ns / 1_000_000_000;
+    let ns = rec.ts_ns % 1_000_000_000;
+    let _ = write!(buf, "{:>7} {secs}.{ns:09} ", rec.frame_number);
+    if let Some(ip) = &p.ip {
+        let _ = write!(buf, "{} -> {} ", ip.addrs.src(), ip.addrs.dst());
+        if ip.ecn == 3 {
+            buf.extend_from_slice(b"[CE] ");
+        }
+    }
+    if let Some(r) = &p.roce {
+        let b = &r.bth;
+        let _ = write!(buf, "{} qp=0x{:06x} psn={}", b.opcode(), b.dest_qp(), b.psn());
+        if b.becn() {
+            buf.extend_from_slice(b" BECN");
+        }
+        if let Some(a) = r.aeth() {
+            let _ = write!(buf, " {} msn={}", a.decoded().kind_name(), a.msn);
+        }
+        if let Some(s) = r.int_stack() {
+            let _ = write!(buf, " int[nhop={} path=0x{:03x}", s.n_hop(), s.header.path_id);
+            for h in s.hops() {
+                let _ = write!(buf, " q={}B", h.qlen_bytes());
+            }
+            buf.push(b']');
+        }
+        match r.ack_ext {
+            AckExt::Fncc(f) => {
+                let _ = write!(buf, " N={}", f.n);
+            }
+            AckExt::Rcc(e) => {
+                let _ = write!(buf, " cwnd={} N={} flags=0x{:02x}", e.cwnd, e.n, e.flags);
+            }
+            AckExt::None => {}
+        }
+        if let Shim::RccTimestamp(t) = r.shim {
+            let _ = write!(buf, " ts={t}");
+        }
+        if !r.payload.is_empty() {
+            let _ = write!(buf, " len={}", r.payload.len());
+        }
+        if let Some((c, f)) = icrc {
+            if c != f {
+                let _ = write!(buf, " ICRC BAD (0x{f:08x}, expected 0x{c:08x})");
+            }
+        }
+    } else if let Some(pfc) = &p.pfc {
+        let _ = write!(buf, "PFC enable=0x{:02x} quanta={:?}", pfc.class_enable, pfc.quanta);
+    } else if p.ip.is_none() && p.error.is_none() {
+        buf.extend_from_slice(b"(not IP)");
+    }
+    if let Some(e) = &p.error {
+        let _ = write!(buf, "  !! {e}");
+    }
+    if let Some(w) = &p.warning {
+        let _ = write!(buf, "  (warning: {w})");
+    }
+    buf.push(b'\n');
+}
+
+fn write_json_summary(buf: &mut Vec<u8>, s: &Summary) {
+    let mut by_op = Vec::new();
+    {
+        let mut o = Obj::new(&mut by_op);
+        for (op, n) in &s.by_opcode {
+            o.u(OPCODE_KEYS[*op as usize], *n);
+        }
+        o.end();
+    }
+    by_op.pop(); // the newline
+    let mut o = Obj::new(buf);
+    o.s("ccreplay.record", "summary")
+        .u("packets", s.packets)
+        .u("malformed", s.malformed)
+        .u("with_warnings", s.warnings)
+        .u("flows", s.flows)
+        .u("pfc", s.pfc)
+        .u("icrc_bad", s.icrc_bad)
+        .u("other", s.other)
+        .raw("by_opcode", &by_op);
+    if let Some(e) = &s.capture_error {
+        o.s("capture_error", e);
+    }
+    o.end();
+}
+
+/// `"0x00"` .. `"0xff"`, the keys of the by-opcode summary.
+static OPCODE_KEYS: [&str; 256] = {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    const BYTES: [[u8; 4]; 256] = {
+        let mut t = [[0u8; 4]; 256];
+        let mut i = 0;
+        while i < 256 {
+            t[i] = [b'0', b'x', HEX[i >> 4], HEX[i & 15]];
+            i += 1;
+        }
+        t
+    };
+    let mut t = [""; 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = match core::str::from_utf8(&BYTES[i]) {
+            Ok(s) => s,
+            Err(_) => "",
+        };
+        i += 1;
+    }
+    t
+};
+
+fn write_text_summary(buf: &mut Vec<u8>, s: &Summary) {
+    let _ = writeln!(
+        buf,
+        "\n{} packets: {} RoCEv2 in {} flows, {} PFC, {} other; {} malformed, {} with warnings, {} bad ICRC",
+        s.packets,
+        s.by_opcode.iter().map(|(_, n)| n).sum::<u64>(),
+        s.flows,
+        s.pfc,
+        s.other,
+        s.malformed,
+        s.warnings,
+        s.icrc_bad
+    );
+    for (op, n) in &s.by_opcode {
+        let _ = writeln!(buf, "  0x{op:02x} {:<24} {n}", ccreplay_codecs::ib::Opcode(*op).to_string());
+    }
+    if let Some(e) = &s.capture_error {
+        let _ = writeln!(buf, "capture ended early: {e}");
+    }
+}

@@ -1,0 +1,139 @@
+//! A minimal, allocation-free JSON Lines writer for flat records with a fixed key order.
+//!
+//! `inspect` writes millions of records; going through `serde_json::Value` per packet would
+//! allocate a map per line. Keys here are `'static` ASCII names (never escaped), values are
+//! integers, booleans as 0/1, decimal literals, or strings escaped per RFC 8259.
+
+/// One JSON object being written into a byte buffer.
+pub struct Obj<'a> {
+    buf: &'a mut Vec<u8>,
+    first: bool,
+}
+
+impl<'a> Obj<'a> {
+    /// Open an object at the end of `buf`.
+    pub fn new(buf: &'a mut Vec<u8>) -> Self {
+        buf.push(b'{');
+        Obj { buf, first: true }
+    }
+
+    #[inline]
+    fn key(&mut self, k: &str) {
+        if !self.first {
+            self.buf.extend_from_slice(b", ");
+        }
+        self.first = false;
+        self.buf.push(b'"');
+        self.buf.extend_from_slice(k.as_bytes());
+        self.buf.extend_from_slice(b"\": ");
+    }
+
+    /// An unsigned integer.
+    #[inline]
+    pub fn u(&mut self, k: &str, v: impl Into<u64>) -> &mut Self {
+        self.key(k);
+        let mut b = itoa::Buffer::new();
+        self.buf.extend_from_slice(b.format(v.into()).as_bytes());
+        self
+    }
+
+    /// A flag as 0 or 1 (Wireshark's representation of booleans in field output).
+    #[inline]
+    pub fn flag(&mut self, k: &str, v: bool) -> &mut Self {
+        self.key(k);
+        self.buf.push(if v { b'1' } else { b'0' });
+        self
+    }
+
+    /// Seconds and nanoseconds as a decimal JSON number (`1700000000.123456789`).
+    pub fn epoch(&mut self, k: &str, ns: u64) -> &mut Self {
+        self.key(k);
+        let mut b = itoa::Buffer::new();
+        self.buf.extend_from_slice(b.format(ns / 1_000_000_000).as_bytes());
+        self.buf.push(b'.');
+        let frac = ns % 1_000_000_000;
+        let digits = b.format(frac).as_bytes();
+        self.buf.resize(self.buf.len() + 9 - digits.len(), b'0');
+        self.buf.extend_from_slice(digits);
+        self
+    }
+
+    /// A string value, escaped.
+    pub fn s(&mut self, k: &str, v: &str) -> &mut Self {
+        self.key(k);
+        escape_into(self.buf, v);
+        self
+    }
+
+    /// A pre-rendered JSON value (an array or object the caller built).
+    pub fn raw(&mut self, k: &str, json: &[u8]) -> &mut Self {
+        self.key(k);
+        self.buf.extend_from_slice(json);
+        self
+    }
+
+    /// Append text produced by `f` as a string value (no intermediate String).
+    pub fn display(&mut self, k: &str, v: impl core::fmt::Display) -> &mut Self {
+        use std::io::Write;
+        self.key(k);
+        let start = self.buf.len();
+        let _ = write!(self.buf, "{v}");
+        if self.buf[start..].iter().any(|&c| c == b'"' || c == b'\\' || c < 0x20) {
+            let text = String::from_utf8_lossy(&self.buf[start..]).into_owned();
+            self.buf.truncate(start);
+            escape_into(self.buf, &text);
+        } else {
+            self.buf.insert(start, b'"');
+            self.buf.push(b'"');
+        }
+        self
+    }
+
+    /// Close the object and end the line.
+    pub fn end(self) {
+        self.buf.extend_from_slice(b"}\n");
+    }
+}
+
+/// Write `v` as a JSON string literal.
+pub fn escape_into(buf: &mut Vec<u8>, v: &str) {
+    buf.push(b'"');
+    for c in v.bytes() {
+        match c {
+            b'"' => buf.extend_from_slice(b"\\\""),
+            b'\\' => buf.extend_from_slice(b"\\\\"),
+            b'\n' => buf.extend_from_slice(b"\\n"),
+            b'\r' => buf.extend_from_slice(b"\\r"),
+            b'\t' => buf.extend_from_slice(b"\\t"),
+            c if c < 0x20 => {
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                buf.extend_from_slice(b"\\u00");
+                buf.push(HEX[(c >> 4) as usize]);
+                buf.push(HEX[(c & 15) as usize]);
+            }
+            c => buf.push(c),
+        }
+    }
+    buf.push(b'"');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_valid_json() {
+        let mut b = Vec::new();
+        let mut o = Obj::new(&mut b);
+        o.u("a.b", 42u32).flag("f", true).epoch("t", 1_700_000_000_000_000_123).s("s", "x\"\n\u{1}");
+        o.display("d", 3.5).end();
+        let line = String::from_utf8(b).unwrap();
+        assert_eq!(
+            line,
+            "{\"a.b\": 42, \"f\": 1, \"t\": 1700000000.000000123, \"s\": \"x\\\"\\n\\u0001\", \"d\": \"3.5\"}\n"
+        );
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(v["a.b"], 42);
+        assert_eq!(v["s"], "x\"\n\u{1}");
+    }
+}
