@@ -387,3 +387,16 @@ impl Model for Receiver {
         false
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn libm_tanh_matches_python() {
+        // python3: math.tanh(0.12799999999999997) = 0.12730550045073621 (0x3fc04b8bf084b6b1);
+        // math.tanh(-0.06400000000000003) = -0.06391276159528166 (0xbfb05c9634d9499d).
+        let u1 = f64::from_bits(0x3fc0624dd2f1a9fb);
+        let u2 = f64::from_bits(0xbfb0624dd2f1a9fe);
+        assert_eq!(libm::tanh(u1).to_bits(), 0x3fc04b8bf084b6b1);
+        assert_eq!(libm::tanh(u2).to_bits(), 0xbfb05c9634d9499d);
+    }
+}
