@@ -1,1 +1,0 @@
-//! pcap / pcapng reading and pcap writing.
