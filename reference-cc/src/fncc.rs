@@ -216,12 +216,11 @@ impl Model for Fncc {
             EventKind::RxCnp | EventKind::RxData { .. } => return,
         };
         self.hook.applied = false;
-        let outcome = self.core.on_ack(ev.flow, ack, nak, &mut self.hook);
+        let (outcome, st) = self.core.on_ack(ev.flow, ack, nak, &mut self.hook);
         let (u_max, hop, tau) = match outcome {
             AckOutcome::Updated(m) => (m.u_max, m.hop as u64, m.tau_ns),
             _ => (0.0, 0, 0),
         };
-        let st = self.core.flow_mut(ev.flow);
         out.push(Decision {
             t_ns: ev.t_ns,
             flow: ev.flow,

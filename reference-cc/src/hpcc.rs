@@ -363,8 +363,8 @@ impl Core {
         self.flow_mut(flow).snd_nxt = psn_add(psn, 1);
     }
 
-    /// Algorithm 1 `NEWACK` for one ACK (`nak` = false) or NAK. Returns the outcome; the
-    /// flow's state holds the new `W`, `Wc`, `U`, `R`.
+    /// Algorithm 1 `NEWACK` for one ACK (`nak` = false) or NAK. Returns the outcome and the
+    /// flow's state, which holds the new `W`, `Wc`, `U`, `R`.
     #[inline]
     pub(crate) fn on_ack<H: WcHook>(
         &mut self,
@@ -372,40 +372,53 @@ impl Core {
         ack: &AckInfo,
         nak: bool,
         hook: &mut H,
-    ) -> AckOutcome {
-        let Some(int) = ack.int.as_ref() else {
-            return AckOutcome::NoInt;
-        };
+    ) -> (AckOutcome, &FlowState) {
         // Split borrows: parameters and the flow's state.
         self.flow_mut(flow);
         let d = &self.d;
         let st = &mut self.flows[flow as usize];
-
-        // HPCC-5: first ACK, or the path changed (pathID or nHop differ): store L only.
-        if !st.has_int || int.header != st.l_header {
-            if !st.has_int {
-                // The first ACK starts the first RTT (as the authors' ns-3 code does): the
-                // next Wc update waits for the packet sent after it.
-                st.last_update_seq = st.snd_nxt;
-            }
-            st.store(int);
-            return AckOutcome::Stored;
-        }
-
-        // ack.seq is the next PSN not yet acknowledged: an ACK acknowledges its PSN (seq =
-        // PSN + 1), a NAK names the PSN it did not accept (seq = PSN) — HPCC-7.
-        let ack_seq = if nak { ack.psn } else { psn_add(ack.psn, 1) };
-        let update_wc = psn_after(ack_seq, st.last_update_seq); // line 22, C-2
-
-        let mut m = measure_inflight(d, st, int);
-        m.update_wc = update_wc;
-        compute_wind(d, st, &m, update_wc, ack, hook);
-        if update_wc {
-            st.last_update_seq = st.snd_nxt; // line 24
-        }
-        st.rate_bps = d.rate_bps(st.w_bytes); // line 27, HPCC-1
-        AckOutcome::Updated(m)
+        let outcome = new_ack(d, st, ack, nak, hook);
+        (outcome, st)
     }
+}
+
+/// Algorithm 1 `NEWACK` (lines 21-27) on one flow's state.
+#[inline]
+fn new_ack<H: WcHook>(
+    d: &Derived,
+    st: &mut FlowState,
+    ack: &AckInfo,
+    nak: bool,
+    hook: &mut H,
+) -> AckOutcome {
+    let Some(int) = ack.int.as_ref() else {
+        return AckOutcome::NoInt;
+    };
+
+    // HPCC-5: first ACK, or the path changed (pathID or nHop differ): store L only.
+    if !st.has_int || int.header != st.l_header {
+        if !st.has_int {
+            // The first ACK starts the first RTT (as the authors' ns-3 code does): the
+            // next Wc update waits for the packet sent after it.
+            st.last_update_seq = st.snd_nxt;
+        }
+        st.store(int);
+        return AckOutcome::Stored;
+    }
+
+    // ack.seq is the next PSN not yet acknowledged: an ACK acknowledges its PSN (seq =
+    // PSN + 1), a NAK names the PSN it did not accept (seq = PSN) — HPCC-7.
+    let ack_seq = if nak { ack.psn } else { psn_add(ack.psn, 1) };
+    let update_wc = psn_after(ack_seq, st.last_update_seq); // line 22, C-2
+
+    let mut m = measure_inflight(d, st, int);
+    m.update_wc = update_wc;
+    compute_wind(d, st, &m, update_wc, ack, hook);
+    if update_wc {
+        st.last_update_seq = st.snd_nxt; // line 24
+    }
+    st.rate_bps = d.rate_bps(st.w_bytes); // line 27, HPCC-1
+    AckOutcome::Updated(m)
 }
 
 /// `MEASUREINFLIGHT` (Algorithm 1 lines 1-10, HPCC-2..4); also stores `L = ack.L` (line 27)
@@ -583,12 +596,11 @@ impl Model for Hpcc {
             EventKind::RxNak(a) => (a, true),
             EventKind::RxCnp | EventKind::RxData { .. } => return,
         };
-        let outcome = self.core.on_ack(ev.flow, ack, nak, &mut NoHook);
+        let (outcome, st) = self.core.on_ack(ev.flow, ack, nak, &mut NoHook);
         let m = match &outcome {
             AckOutcome::Updated(m) => Some(m),
             _ => None,
         };
-        let st = self.core.flow_mut(ev.flow);
         out.push(hpcc_decision(ev, st, m));
     }
 
@@ -597,4 +609,61 @@ impl Model for Hpcc {
     }
 
     fn on_timer(&mut self, _now_ns: u64, _out: &mut Vec<Decision>) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Line 13 with U = 0 (reachable only through incStage >= maxStage): Wc / (U/η) would be
+    /// +inf; the model takes its clamped limit W_init instead of dividing (C-3: no inf).
+    #[test]
+    fn compute_wind_with_zero_u_takes_w_init() {
+        let p = Params {
+            base_rtt_ns: 12_000,
+            max_stage: 0,
+            ..Params::default()
+        };
+        let d = p.derive().unwrap();
+        let mut st = FlowState::new(&d);
+        st.u = 0.0;
+        st.wc_bytes = 5000;
+        let ack = AckInfo {
+            psn: 0,
+            syndrome: 0,
+            int: None,
+            n: None,
+            cwnd: None,
+            rcc_flags: None,
+            ts_ns: None,
+        };
+        compute_wind(
+            &d,
+            &mut st,
+            &Measurement::default(),
+            true,
+            &ack,
+            &mut NoHook,
+        );
+        assert_eq!(
+            (st.w_bytes, st.wc_bytes, st.inc_stage),
+            (150_000, 150_000, 0)
+        );
+    }
+
+    /// HPCC-6 floor and clamp, and HPCC-1 pacing, on hand values (W_init 150,000, w_min 1000).
+    #[test]
+    fn floor_clamp_and_rate() {
+        let p = Params {
+            base_rtt_ns: 12_000,
+            ..Params::default()
+        };
+        let d = p.derive().unwrap();
+        assert_eq!(d.floor_clamp(1234.999), 1234);
+        assert_eq!(d.floor_clamp(999.9), 1000);
+        assert_eq!(d.floor_clamp(f64::INFINITY), 150_000);
+        assert_eq!(d.floor_clamp(150_000.5), 150_000);
+        // 1000 × 8e9 / 12000 = 666,666,666.67 -> 666,666,666
+        assert_eq!(d.rate_bps(1000), 666_666_666);
+    }
 }
