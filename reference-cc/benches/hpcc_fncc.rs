@@ -74,7 +74,7 @@ fn stream(tx_every: usize) -> Vec<Event> {
                 qlen: 0,
             },
         ];
-        let path_id = if f % 8 == 0 && i > ACKS / 2 { 2 } else { 1 };
+        let path_id = if f & 7 == 0 && i > ACKS / 2 { 2 } else { 1 };
         evs.push(Event {
             t_ns,
             flow: f as u32,

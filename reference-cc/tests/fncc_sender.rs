@@ -100,25 +100,21 @@ fn run<M: Model>(m: &mut M, evs: &[Event]) -> Vec<Decision> {
 ///     / 1 = 540,000 -> clamped to W_init 150,000; W = floor(150000/(8.988/0.95) + 80) = 15,934
 ///     (python3 -c "u=0xFFFF*80/600000.0+12.5/50;print(u,150000/(u/0.95)+80.0)")
 #[rstest]
-#[case::last_hop_speedup(2, (1250, 1875), (625, 0), Some(4), 1.05, 33_750, 16_111, true, 0)]
-#[case::max_hop_not_record_0(2, (1250, 0), (1250, 1875), Some(4), 1.05, 150_000, 71_330, false, 1)]
-#[case::u_max_below_alpha(2, (1250, 0), (625, 0), Some(4), 1.05, 150_000, 142_580, false, 0)]
-#[case::u_max_equal_alpha(2, (1250, 1875), (625, 0), Some(4), 2.0, 150_000, 71_330, false, 0)]
-#[case::n_zero_disables(2, (1250, 1875), (625, 0), Some(0), 1.05, 150_000, 71_330, false, 0)]
-#[case::n_absent_disables(2, (1250, 1875), (625, 0), None, 1.05, 150_000, 71_330, false, 0)]
-#[case::tie_goes_to_record_0(2, (1250, 1875), (1250, 1875), Some(4), 1.05, 33_750, 16_111, true, 0)]
-#[case::clamped_to_w_init(4, (1250, 0xFFFF), (625, 0), Some(1), 1.05, 150_000, 15_934, true, 0)]
-#[allow(clippy::too_many_arguments)]
+#[case::last_hop_speedup(2, (1250, 1875), (625, 0), Some(4), 1.05, (33_750, 16_111, true, 0))]
+#[case::max_hop_not_record_0(2, (1250, 0), (1250, 1875), Some(4), 1.05, (150_000, 71_330, false, 1))]
+#[case::u_max_below_alpha(2, (1250, 0), (625, 0), Some(4), 1.05, (150_000, 142_580, false, 0))]
+#[case::u_max_equal_alpha(2, (1250, 1875), (625, 0), Some(4), 2.0, (150_000, 71_330, false, 0))]
+#[case::n_zero_disables(2, (1250, 1875), (625, 0), Some(0), 1.05, (150_000, 71_330, false, 0))]
+#[case::n_absent_disables(2, (1250, 1875), (625, 0), None, 1.05, (150_000, 71_330, false, 0))]
+#[case::tie_goes_to_record_0(2, (1250, 1875), (1250, 1875), Some(4), 1.05, (33_750, 16_111, true, 0))]
+#[case::clamped_to_w_init(4, (1250, 0xFFFF), (625, 0), Some(1), 1.05, (150_000, 15_934, true, 0))]
 fn last_hop_speedup(
     #[case] b0: u8,
     #[case] r0: (u32, u16),
     #[case] r1: (u32, u16),
     #[case] n: Option<u16>,
     #[case] alpha: f64,
-    #[case] wc: u64,
-    #[case] w: u64,
-    #[case] lhcs: bool,
-    #[case] hop_idx: u64,
+    #[case] (wc, w, lhcs, hop_idx): (u64, u64, bool, u64),
 ) {
     let p = fncc::Params { alpha, ..params() };
     let mut m = Fncc::new(&p).unwrap();
