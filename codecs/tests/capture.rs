@@ -132,6 +132,7 @@ impl Read for Trickle {
 #[case("roce_linktypes_tsresol9.pcapng")]
 #[case("roce_linktypes_tsresol_bin30.pcapng")]
 #[case("roce_linktypes_multi.pcapng")]
+#[case("roce_linktypes_editcap.pcapng")]
 #[case("hpcc.pcap")]
 #[case("fncc.pcap")]
 #[case("rcc.pcap")]
