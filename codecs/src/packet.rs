@@ -230,6 +230,8 @@ pub struct Roce<'a> {
     pub ack_ext: AckExt<'a>,
     /// IB payload (pad excluded). For an unknown opcode: every byte after BTH, kept opaque.
     pub payload: &'a [u8],
+    /// Offset of the payload (where decoding stopped, for a packet cut inside its headers).
+    pub payload_offset: usize,
     /// Pad bytes (PadCnt of them).
     pub pad: &'a [u8],
     /// The 4 ICRC bytes as on the wire; `None` when the record was cut before them.
@@ -269,6 +271,36 @@ impl<'a> Roce<'a> {
     pub fn ieth(&self) -> Option<u32> {
         self.ieth.map(ext::read_u32)
     }
+    /// Offset in the frame of the extension header `flag` (an [`ExtHeaders`] bit), when the
+    /// opcode carries it; headers follow BTH in wire order.
+    pub fn header_offset(&self, flag: u16) -> Option<usize> {
+        const ORDER: [(u16, usize); 9] = [
+            (ExtHeaders::RDETH, RDETH_LEN),
+            (ExtHeaders::DETH, DETH_LEN),
+            (ExtHeaders::RETH, RETH_LEN),
+            (ExtHeaders::ATOMIC_ETH, ATOMIC_ETH_LEN),
+            (ExtHeaders::AETH, AETH_LEN),
+            (ExtHeaders::ATOMIC_ACK_ETH, ATOMIC_ACK_ETH_LEN),
+            (ExtHeaders::IMM_DT, IMM_DT_LEN),
+            (ExtHeaders::IETH, IETH_LEN),
+            (ExtHeaders::CNP, CNP_RESERVED_LEN),
+        ];
+        let layout = self.bth.opcode().ext_headers();
+        if !layout.has(flag) {
+            return None;
+        }
+        let mut at = self.bth_offset + BTH_LEN;
+        for (f, len) in ORDER {
+            if f == flag {
+                return Some(at);
+            }
+            if layout.has(f) {
+                at += len;
+            }
+        }
+        None
+    }
+
     /// The INT stack a packet carries: before BTH (hpcc) or in the ACK extension (fncc).
     pub fn int_stack(&self) -> Option<IntStackView<'a>> {
         match (self.shim, self.ack_ext) {
@@ -338,7 +370,10 @@ impl<'a> Packet<'a> {
 
     /// A packet whose link layer could not be read at all (e.g. a cooked header cut short).
     pub fn failed(data: &'a [u8], error: DecodeError) -> Self {
-        Packet { error: Some(error), ..Packet::empty(data) }
+        Packet {
+            error: Some(error),
+            ..Packet::empty(data)
+        }
     }
 
     #[inline]
@@ -382,6 +417,39 @@ impl<'a> Packet<'a> {
             p.error = Some(e);
         }
         p
+    }
+
+    /// Decode a capture record: its link type says where the decoder starts, and its original
+    /// length tells a snaplen cut from a lying length field.
+    pub fn from_record(rec: &crate::capture::Record<'a>, cfg: &DecodeConfig) -> Self {
+        use crate::capture::LinkError;
+        match rec.link_start() {
+            Ok(start) => Self::decode(rec.data, rec.orig_len as usize, start, cfg),
+            Err(e) => Self::failed(
+                rec.data,
+                match e {
+                    LinkError::Truncated {
+                        needed, available, ..
+                    } => DecodeError::truncated(Layer::LinuxSll, 0, needed, available),
+                    LinkError::Unsupported(code) => DecodeError::new(
+                        Layer::Frame,
+                        0,
+                        ErrorKind::Unsupported {
+                            what: "link type",
+                            found: code as u64,
+                        },
+                    ),
+                    LinkError::UnknownIpVersion(v) => DecodeError::new(
+                        Layer::Frame,
+                        0,
+                        ErrorKind::Unsupported {
+                            what: "IP version",
+                            found: v as u64,
+                        },
+                    ),
+                },
+            ),
+        }
     }
 
     /// Decode an Ethernet frame captured whole.
@@ -449,8 +517,7 @@ impl<'a> Packet<'a> {
             return Ok(());
         }
         // The record may be cut by snaplen inside the UDP payload: read only what was captured.
-        let captured_end = udp_end.min(data.len());
-        self.decode_roce(udp_off + 8, captured_end, captured_end == udp_end, cfg)
+        self.decode_roce(udp_off + 8, udp_end, cfg)
     }
 
     fn decode_ethernet_header(&mut self) -> Result<(usize, u16), DecodeError> {
@@ -502,35 +569,28 @@ impl<'a> Packet<'a> {
     fn decode_roce(
         &mut self,
         start: usize,
-        end: usize,
-        complete: bool,
+        udp_end: usize,
         cfg: &DecodeConfig,
     ) -> Result<(), DecodeError> {
         let data = self.data;
-        let udp_payload = data.get(start..end).unwrap_or(&[]);
-        // The ICRC is the last 4 bytes of the UDP payload (wire.md 1), when they were captured.
-        let (body, icrc) = if complete {
-            match udp_payload.len().checked_sub(ICRC_LEN) {
-                Some(n) => {
-                    let mut c = [0u8; 4];
-                    c.copy_from_slice(&udp_payload[n..]);
-                    (&udp_payload[..n], Some(c))
-                }
-                None => {
-                    return Err(DecodeError::new(
-                        Layer::Icrc,
-                        start,
-                        ErrorKind::BadLength {
-                            field: "udp.length",
-                            found: (udp_payload.len() + 8) as u64,
-                            expected: ">= 8 + BTH + ICRC",
-                        },
-                    ));
-                }
-            }
-        } else {
-            (udp_payload, None)
-        };
+        if udp_end < start + ICRC_LEN {
+            return Err(DecodeError::new(
+                Layer::Icrc,
+                start,
+                ErrorKind::BadLength {
+                    field: "udp.length",
+                    found: (udp_end + 8 - start) as u64,
+                    expected: ">= 8 + BTH + ICRC",
+                },
+            ));
+        }
+        // The ICRC is the last 4 bytes of the UDP payload (wire.md 1). A record cut by snaplen
+        // keeps what was captured of the body and has no ICRC.
+        let icrc_at = udp_end - ICRC_LEN;
+        let captured_end = udp_end.min(data.len());
+        let complete = captured_end == udp_end;
+        let body = data.get(start..icrc_at.min(captured_end)).unwrap_or(&[]);
+        let icrc = data.get(icrc_at..udp_end).map(|b| [b[0], b[1], b[2], b[3]]);
         let mut off = start;
         let mut rest = body;
 
@@ -573,7 +633,8 @@ impl<'a> Packet<'a> {
             cnp_reserved: None,
             ack_ext: AckExt::None,
             payload: rest,
-            pad: &[],
+            payload_offset: off,
+            pad: &rest[..0],
             icrc,
         };
         let opcode = bth.opcode();
@@ -595,7 +656,8 @@ impl<'a> Packet<'a> {
                     let v = match v {
                         Ok(v) => v,
                         Err(e) => {
-                            roce.payload = &[];
+                            roce.payload = &rest[..0];
+                            roce.payload_offset = off;
                             self.roce = Some(roce);
                             return Err(e);
                         }
@@ -654,7 +716,8 @@ impl<'a> Packet<'a> {
                             roce.ack_ext = AckExt::Fncc(FnccExtView { n, int });
                         }
                         Err(e) => {
-                            roce.payload = &[];
+                            roce.payload = &rest[..0];
+                            roce.payload_offset = off;
                             self.roce = Some(roce);
                             return Err(e);
                         }
@@ -669,7 +732,8 @@ impl<'a> Packet<'a> {
                         roce.ack_ext = AckExt::Rcc(e);
                     }
                     Err(e) => {
-                        roce.payload = &[];
+                        roce.payload = &rest[..0];
+                        roce.payload_offset = off;
                         self.roce = Some(roce);
                         return Err(e);
                     }
@@ -680,32 +744,42 @@ impl<'a> Packet<'a> {
         // Payload, then PadCnt pad bytes, then the ICRC.
         let pad = bth.pad_cnt() as usize;
         roce.payload = rest;
-        if complete {
-            if rest.len() < pad {
-                self.roce = Some(roce);
-                return Err(DecodeError::new(
-                    Layer::Payload,
-                    off,
-                    ErrorKind::BadLength {
-                        field: "bth.padcnt",
-                        found: pad as u64,
-                        expected: "<= bytes between the headers and the ICRC",
-                    },
-                ));
-            }
-            let (payload, pad_bytes) = rest.split_at(rest.len() - pad);
-            roce.payload = payload;
-            roce.pad = pad_bytes;
+        roce.payload_offset = off;
+        if captured_end < icrc_at {
+            // Cut by snaplen inside the payload: the headers are whole, the rest is not.
             self.roce = Some(roce);
-            Ok(())
-        } else {
-            // Cut by snaplen: the headers are whole, the payload is not, the ICRC is missing.
-            self.roce = Some(roce);
-            Err(DecodeError::truncated(
+            return Err(DecodeError::truncated(
                 Layer::Payload,
                 off,
-                end.saturating_sub(off) + 1,
-                end.saturating_sub(off),
+                icrc_at - off,
+                captured_end - off,
+            ));
+        }
+        if rest.len() < pad {
+            self.roce = Some(roce);
+            return Err(DecodeError::new(
+                Layer::Payload,
+                off,
+                ErrorKind::BadLength {
+                    field: "bth.padcnt",
+                    found: pad as u64,
+                    expected: "<= bytes between the headers and the ICRC",
+                },
+            ));
+        }
+        let (payload, pad_bytes) = rest.split_at(rest.len() - pad);
+        roce.payload = payload;
+        roce.pad = pad_bytes;
+        self.roce = Some(roce);
+        if complete {
+            Ok(())
+        } else {
+            // Cut by snaplen inside the ICRC.
+            Err(DecodeError::truncated(
+                Layer::Icrc,
+                icrc_at,
+                ICRC_LEN,
+                captured_end - icrc_at,
             ))
         }
     }

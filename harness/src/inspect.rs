@@ -10,11 +10,12 @@ use std::collections::HashSet;
 use std::io::{self, Write};
 use std::net::IpAddr;
 
-use ccreplay_codecs::capture::{CaptureReader, LinkType, Record};
-use ccreplay_codecs::packet::{AckExt, IpAddrs, Packet, Shim};
+use ccreplay_codecs::capture::{CaptureReader, Record};
+use ccreplay_codecs::ib::ExtHeaders;
+use ccreplay_codecs::packet::{AckExt, ETHERTYPE_QINQ, ETHERTYPE_VLAN, IpAddrs, Packet, Shim};
 use ccreplay_codecs::shim::IntStackView;
 use ccreplay_codecs::shim::int::IntHop;
-use ccreplay_codecs::{DecodeConfig, DecodeError, LinkStart};
+use ccreplay_codecs::{DecodeConfig, DecodeError, ErrorKind};
 
 use crate::jsonl::Obj;
 
@@ -61,30 +62,26 @@ pub struct Summary {
     pub capture_error: Option<String>,
 }
 
-/// Where the network layer starts for a record's link type.
-fn link_start(rec: &Record<'_>) -> Result<LinkStart, DecodeError> {
-    match rec.link {
-        LinkType::Ethernet => Ok(LinkStart::Ethernet),
-        link => link
-            .network_start(rec.data)
-            .map(|(offset, ether_type)| LinkStart::Network { offset, ether_type }),
-    }
-}
-
 /// Decode one record.
 pub fn decode_record<'a>(rec: &Record<'a>, cfg: &DecodeConfig) -> Packet<'a> {
-    match link_start(rec) {
-        Ok(start) => Packet::decode(rec.data, rec.orig_len as usize, start, cfg),
-        Err(e) => Packet::failed(rec.data, e),
-    }
+    Packet::from_record(rec, cfg)
 }
 
 /// Accumulates the summary.
-#[derive(Default)]
 struct Tally {
     s: Summary,
     opcodes: [u64; 256],
     flows: HashSet<(IpAddr, IpAddr, u32)>,
+}
+
+impl Default for Tally {
+    fn default() -> Self {
+        Tally {
+            s: Summary::default(),
+            opcodes: [0; 256],
+            flows: HashSet::new(),
+        }
+    }
 }
 
 impl Tally {
@@ -109,8 +106,10 @@ impl Tally {
     }
 
     fn finish(mut self) -> Summary {
-        self.s.by_opcode =
-            (0..256).filter(|&i| self.opcodes[i] > 0).map(|i| (i as u8, self.opcodes[i])).collect();
+        self.s.by_opcode = (0..256)
+            .filter(|&i| self.opcodes[i] > 0)
+            .map(|i| (i as u8, self.opcodes[i]))
+            .collect();
         self.s.flows = self.flows.len() as u64;
         self.s
     }
@@ -133,9 +132,15 @@ pub enum InspectError {
 }
 
 /// Run `inspect` on one file, writing records and the summary to `out`.
-pub fn run(path: &str, opts: &InspectOptions, out: &mut dyn Write) -> Result<Summary, InspectError> {
-    let mut reader = CaptureReader::open(path)
-        .map_err(|source| InspectError::Open { path: path.to_string(), source })?;
+pub fn run(
+    path: &str,
+    opts: &InspectOptions,
+    out: &mut dyn Write,
+) -> Result<Summary, InspectError> {
+    let mut reader = CaptureReader::open(path).map_err(|source| InspectError::Open {
+        path: path.to_string(),
+        source,
+    })?;
     let mut tally = Tally::default();
     let mut buf = Vec::with_capacity(1 << 16);
     loop {
@@ -152,7 +157,7 @@ pub fn run(path: &str, opts: &InspectOptions, out: &mut dyn Write) -> Result<Sum
         let icrc = p.icrc_check();
         tally.add(&p, icrc.map(|(c, f)| c == f));
         match opts.format {
-            Format::Json => write_json(&mut buf, &rec, &p, icrc, opts.pfc_link_bps),
+            Format::Json => write_json(&mut buf, &rec, &p, icrc, &opts.decode, opts.pfc_link_bps),
             Format::Text => write_text(&mut buf, &rec, &p, icrc),
         }
         if buf.len() > (1 << 16) - 4096 {
@@ -175,7 +180,11 @@ fn mac(m: [u8; 6]) -> impl core::fmt::Display {
     impl core::fmt::Display for M {
         fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
             let m = self.0;
-            write!(f, "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}", m[0], m[1], m[2], m[3], m[4], m[5])
+            write!(
+                f,
+                "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
+                m[0], m[1], m[2], m[3], m[4], m[5]
+            )
         }
     }
     M(m)
@@ -193,10 +202,36 @@ const HOP_KEYS: [[&str; 4]; 15] = {
         };
     }
     [
-        hop!(0), hop!(1), hop!(2), hop!(3), hop!(4), hop!(5), hop!(6), hop!(7), hop!(8), hop!(9),
-        hop!(10), hop!(11), hop!(12), hop!(13), hop!(14),
+        hop!(0),
+        hop!(1),
+        hop!(2),
+        hop!(3),
+        hop!(4),
+        hop!(5),
+        hop!(6),
+        hop!(7),
+        hop!(8),
+        hop!(9),
+        hop!(10),
+        hop!(11),
+        hop!(12),
+        hop!(13),
+        hop!(14),
     ]
 };
+
+/// Offsets of the extension headers that matter for reading a capture by hand.
+const OFFSET_KEYS: [(u16, &str); 9] = [
+    (ExtHeaders::RDETH, "ccreplay.offset.rdeth"),
+    (ExtHeaders::DETH, "ccreplay.offset.deth"),
+    (ExtHeaders::RETH, "ccreplay.offset.reth"),
+    (ExtHeaders::ATOMIC_ETH, "ccreplay.offset.atomiceth"),
+    (ExtHeaders::AETH, "ccreplay.offset.aeth"),
+    (ExtHeaders::ATOMIC_ACK_ETH, "ccreplay.offset.atomicacketh"),
+    (ExtHeaders::IMM_DT, "ccreplay.offset.immdt"),
+    (ExtHeaders::IETH, "ccreplay.offset.ieth"),
+    (ExtHeaders::CNP, "ccreplay.offset.cnp"),
+];
 
 const PFC_KEYS: [[&str; 4]; 8] = {
     macro_rules! c {
@@ -213,8 +248,18 @@ const PFC_KEYS: [[&str; 4]; 8] = {
 };
 
 fn write_int(o: &mut Obj<'_>, s: &IntStackView<'_>, offset: usize) {
-    o.u("ccreplay.int.nhop", s.n_hop()).u("ccreplay.int.path_id", s.header.path_id);
-    for (i, IntHop { b, ts, tx_bytes, qlen }) in s.hops().enumerate() {
+    o.u("ccreplay.int.nhop", s.n_hop())
+        .u("ccreplay.int.path_id", s.header.path_id);
+    for (
+        i,
+        IntHop {
+            b,
+            ts,
+            tx_bytes,
+            qlen,
+        },
+    ) in s.hops().enumerate()
+    {
         let k = &HOP_KEYS[i];
         o.u(k[0], b).u(k[1], ts).u(k[2], tx_bytes).u(k[3], qlen);
     }
@@ -227,27 +272,62 @@ pub fn write_json(
     rec: &Record<'_>,
     p: &Packet<'_>,
     icrc: Option<(u32, u32)>,
+    cfg: &DecodeConfig,
     pfc_link_bps: u64,
 ) {
+    let (udp_port, dialect) = (cfg.udp_port, cfg.dialect);
     let mut o = Obj::new(buf);
     o.u("frame.number", rec.frame_number)
         .epoch("frame.time_epoch", rec.ts_ns)
         .u("ccreplay.ts_ns", rec.ts_ns)
         .u("frame.len", rec.orig_len)
         .u("frame.cap_len", rec.data.len() as u64)
-        .u("ccreplay.link_type", rec.link.code())
+        .u("ccreplay.link_type", rec.link.to_u32())
+        .u("ccreplay.interface_id", rec.interface_id)
         .flag("ccreplay.truncated", rec.is_truncated());
     if let Some(eth) = &p.eth {
-        o.display("eth.src", mac(eth.src)).display("eth.dst", mac(eth.dst));
-        if let Some(v) = eth.vlans[0] {
-            o.u("vlan.priority", v.pcp).u("vlan.id", v.vid).u("ccreplay.vlan.tpid", v.tpid);
+        o.display("eth.src", mac(eth.src))
+            .display("eth.dst", mac(eth.dst));
+        // Wireshark's eth.type is the Ethernet header's own field: the outer TPID when tagged.
+        let tags = eth.vlans.iter().flatten().count();
+        o.u("eth.type", eth.vlans[0].map_or(eth.ether_type, |v| v.tpid));
+        if let Some(outer) = eth.vlans[0] {
+            let mut arr = [Vec::new(), Vec::new(), Vec::new()];
+            for v in eth.vlans.iter().flatten() {
+                for (a, x) in arr.iter_mut().zip([v.tpid, v.pcp as u16, v.vid]) {
+                    a.push(if a.is_empty() { b'[' } else { b',' });
+                    a.extend_from_slice(itoa::Buffer::new().format(x).as_bytes());
+                }
+            }
+            for a in &mut arr {
+                a.push(b']');
+            }
+            // Wireshark names 802.1Q tags vlan.* and 802.1ad S-tags ieee8021ad.*; each name
+            // gets the first tag of its kind.
+            if let Some(q) = eth
+                .vlans
+                .iter()
+                .flatten()
+                .find(|v| v.tpid == ETHERTYPE_VLAN)
+            {
+                o.u("vlan.priority", q.pcp).u("vlan.id", q.vid);
+            }
+            if let Some(ad) = eth
+                .vlans
+                .iter()
+                .flatten()
+                .find(|v| v.tpid == ETHERTYPE_QINQ)
+            {
+                o.u("ieee8021ad.priority", ad.pcp)
+                    .u("ieee8021ad.id", ad.vid);
+            }
+            o.u("ccreplay.vlan.etype", eth.ether_type)
+                .u("ccreplay.vlan.count", tags as u64)
+                .raw("ccreplay.vlan.tpid", &arr[0])
+                .raw("ccreplay.vlan.pcp", &arr[1])
+                .raw("ccreplay.vlan.vid", &arr[2])
+                .u("ccreplay.roce.priority", outer.pcp);
         }
-        if let Some(v) = eth.vlans[1] {
-            o.u("ccreplay.vlan1.priority", v.pcp)
-                .u("ccreplay.vlan1.id", v.vid)
-                .u("ccreplay.vlan1.tpid", v.tpid);
-        }
-        o.u("eth.type", eth.ether_type);
     }
     if let Some(ip) = &p.ip {
         match ip.addrs {
@@ -265,7 +345,17 @@ pub fn write_json(
                     .u("ipv6.tclass.dscp", ip.dscp)
                     .u("ipv6.tclass.ecn", ip.ecn)
                     .u("ipv6.hlim", ip.ttl)
-                    .u("ccreplay.ip.hdr_len", ip.header_len as u64);
+                    .u("ccreplay.ip.hdr_len", ip.header_len as u64)
+                    .u(
+                        "ccreplay.ip.ext_len",
+                        ip.header_len.saturating_sub(40) as u64,
+                    );
+                if let Some(b) = p.data.get(ip.offset + 1..ip.offset + 4) {
+                    o.u(
+                        "ipv6.flow",
+                        u32::from_be_bytes([0, b[0] & 0x0F, b[1], b[2]]),
+                    );
+                }
             }
         }
         o.u("ccreplay.offset.ip", ip.offset as u64);
@@ -276,12 +366,22 @@ pub fn write_json(
             .u("udp.length", udp.length)
             .u("ccreplay.offset.udp", udp.offset as u64);
     }
+    let is_roce = p.udp.is_some_and(|u| u.dst_port == udp_port);
+    o.flag("ccreplay.roce", p.roce.is_some() || is_roce);
+    // nHop is known even when it is the reason the stack could not be read.
+    if let Some(DecodeError {
+        kind: ErrorKind::NHopTooLarge { n_hop, .. },
+        ..
+    }) = p.error
+    {
+        o.u("ccreplay.int.nhop", n_hop);
+    }
     if let Some(r) = &p.roce {
-        o.flag("ccreplay.roce", true);
         match r.shim {
             Shim::Int(s) => write_int(&mut o, &s, r.offset),
             Shim::RccTimestamp(t) => {
-                o.u("ccreplay.rcc.ts", t);
+                o.u("ccreplay.rcc.ts", t)
+                    .u("ccreplay.offset.rcc_shim", r.offset as u64);
             }
             Shim::None => {}
         }
@@ -303,10 +403,13 @@ pub fn write_json(
             .display("ccreplay.opcode.name", b.opcode())
             .u("ccreplay.offset.bth", r.bth_offset as u64);
         if let Some(h) = r.rdeth() {
-            o.u("infiniband.rdeth.eecnxt", h.ee_context);
+            o.u("infiniband.rdeth.eecnxt", h.ee_context)
+                .u("ccreplay.rdeth.reserved", h.reserved);
         }
         if let Some(h) = r.deth() {
-            o.u("infiniband.deth.q_key", h.q_key).u("infiniband.deth.srcqp", h.src_qp);
+            o.u("infiniband.deth.q_key", h.q_key)
+                .u("ccreplay.deth.reserved", h.reserved)
+                .u("infiniband.deth.srcqp", h.src_qp);
         }
         if let Some(h) = r.reth() {
             o.u("infiniband.reth.va", h.va)
@@ -346,34 +449,63 @@ pub fn write_json(
             o.u("infiniband.ieth", v);
         }
         if let Some(c) = r.cnp_reserved {
-            o.flag("ccreplay.cnp.reserved_zero", c.iter().all(|&b| b == 0));
+            o.flag("ccreplay.cnp.reserved_nonzero", c.iter().any(|&b| b != 0));
+        }
+        for (flag, key) in OFFSET_KEYS {
+            if let Some(at) = r.header_offset(flag) {
+                o.u(key, at as u64);
+            }
         }
         match r.ack_ext {
             AckExt::Fncc(f) => {
-                o.u("ccreplay.fncc.n", f.n);
-                let at = r.payload.as_ptr() as usize - p.data.as_ptr() as usize;
-                write_int(&mut o, &f.int, at - f.int.wire_len);
+                // N (2 bytes) then the stack, right after the AETH.
+                let at = r.header_offset(ExtHeaders::AETH).map_or(0, |a| a + 4);
+                o.u("ccreplay.fncc.n", f.n)
+                    .u("ccreplay.offset.fncc_ext", at as u64);
+                write_int(&mut o, &f.int, at + 2);
             }
             AckExt::Rcc(e) => {
+                let at = r.header_offset(ExtHeaders::AETH).map_or(0, |a| a + 4);
                 o.u("ccreplay.rcc.cwnd", e.cwnd)
                     .u("ccreplay.rcc.n", e.n)
-                    .u("ccreplay.rcc.flags", e.flags);
+                    .u("ccreplay.rcc.flags", e.flags)
+                    .u("ccreplay.rcc.reserved", e.reserved)
+                    .u("ccreplay.offset.rcc_ext", at as u64);
             }
-            AckExt::None => {}
+            AckExt::None => {
+                // An FNCC extension that could not be read whole: N is still worth showing.
+                if let (Some(aeth), ccreplay_codecs::Dialect::Fncc) =
+                    (r.header_offset(ExtHeaders::AETH), dialect)
+                {
+                    if let Some(n) = p.data.get(aeth + 4..aeth + 6) {
+                        o.u("ccreplay.fncc.n", u16::from_be_bytes([n[0], n[1]]));
+                    }
+                }
+            }
         }
-        let payload_at = r.payload.as_ptr() as usize - p.data.as_ptr() as usize;
-        o.u("ccreplay.payload.len", r.payload.len() as u64)
+        let payload_at = r.payload_offset;
+        let len_key = if b.opcode().is_known() {
+            "ccreplay.payload.len"
+        } else {
+            "ccreplay.opaque.len"
+        };
+        o.u(len_key, r.payload.len() as u64)
             .u("ccreplay.offset.payload", payload_at as u64);
         if let Some(crc) = r.icrc_field() {
-            o.u("ccreplay.offset.icrc", (payload_at + r.payload.len() + r.pad.len()) as u64)
-                .u("infiniband.invariant.crc", crc);
+            o.u(
+                "ccreplay.offset.icrc",
+                (payload_at + r.payload.len() + r.pad.len()) as u64,
+            )
+            .u("infiniband.invariant.crc", crc);
         }
         if let Some((computed, found)) = icrc {
-            o.flag("ccreplay.icrc.valid", computed == found).u("ccreplay.icrc.computed", computed);
+            o.flag("ccreplay.icrc.valid", computed == found)
+                .u("ccreplay.icrc.computed", computed);
         }
     }
     if let Some(pfc) = &p.pfc {
-        o.u("macc.opcode", ccreplay_codecs::pfc::PFC_OPCODE).u("macc.cbfc.enbv", pfc.class_enable);
+        o.u("macc.opcode", ccreplay_codecs::pfc::PFC_OPCODE)
+            .u("macc.cbfc.enbv", pfc.class_enable);
         for (i, k) in PFC_KEYS.iter().enumerate() {
             o.flag(k[0], pfc.class_enable & (1 << i) != 0)
                 .u(k[1], pfc.quanta[i])
@@ -408,7 +540,13 @@ fn write_text(buf: &mut Vec<u8>, rec: &Record<'_>, p: &Packet<'_>, icrc: Option<
     }
     if let Some(r) = &p.roce {
         let b = &r.bth;
-        let _ = write!(buf, "{} qp=0x{:06x} psn={}", b.opcode(), b.dest_qp(), b.psn());
+        let _ = write!(
+            buf,
+            "{} qp=0x{:06x} psn={}",
+            b.opcode(),
+            b.dest_qp(),
+            b.psn()
+        );
         if b.becn() {
             buf.extend_from_slice(b" BECN");
         }
@@ -416,7 +554,12 @@ fn write_text(buf: &mut Vec<u8>, rec: &Record<'_>, p: &Packet<'_>, icrc: Option<
             let _ = write!(buf, " {} msn={}", a.decoded().kind_name(), a.msn);
         }
         if let Some(s) = r.int_stack() {
-            let _ = write!(buf, " int[nhop={} path=0x{:03x}", s.n_hop(), s.header.path_id);
+            let _ = write!(
+                buf,
+                " int[nhop={} path=0x{:03x}",
+                s.n_hop(),
+                s.header.path_id
+            );
             for h in s.hops() {
                 let _ = write!(buf, " q={}B", h.qlen_bytes());
             }
@@ -443,7 +586,11 @@ fn write_text(buf: &mut Vec<u8>, rec: &Record<'_>, p: &Packet<'_>, icrc: Option<
             }
         }
     } else if let Some(pfc) = &p.pfc {
-        let _ = write!(buf, "PFC enable=0x{:02x} quanta={:?}", pfc.class_enable, pfc.quanta);
+        let _ = write!(
+            buf,
+            "PFC enable=0x{:02x} quanta={:?}",
+            pfc.class_enable, pfc.quanta
+        );
     } else if p.ip.is_none() && p.error.is_none() {
         buf.extend_from_slice(b"(not IP)");
     }
@@ -520,7 +667,11 @@ fn write_text_summary(buf: &mut Vec<u8>, s: &Summary) {
         s.icrc_bad
     );
     for (op, n) in &s.by_opcode {
-        let _ = writeln!(buf, "  0x{op:02x} {:<24} {n}", ccreplay_codecs::ib::Opcode(*op).to_string());
+        let _ = writeln!(
+            buf,
+            "  0x{op:02x} {:<24} {n}",
+            ccreplay_codecs::ib::Opcode(*op).to_string()
+        );
     }
     if let Some(e) = &s.capture_error {
         let _ = writeln!(buf, "capture ended early: {e}");

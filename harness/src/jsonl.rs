@@ -49,7 +49,8 @@ impl<'a> Obj<'a> {
     pub fn epoch(&mut self, k: &str, ns: u64) -> &mut Self {
         self.key(k);
         let mut b = itoa::Buffer::new();
-        self.buf.extend_from_slice(b.format(ns / 1_000_000_000).as_bytes());
+        self.buf
+            .extend_from_slice(b.format(ns / 1_000_000_000).as_bytes());
         self.buf.push(b'.');
         let frac = ns % 1_000_000_000;
         let digits = b.format(frac).as_bytes();
@@ -78,7 +79,10 @@ impl<'a> Obj<'a> {
         self.key(k);
         let start = self.buf.len();
         let _ = write!(self.buf, "{v}");
-        if self.buf[start..].iter().any(|&c| c == b'"' || c == b'\\' || c < 0x20) {
+        if self.buf[start..]
+            .iter()
+            .any(|&c| c == b'"' || c == b'\\' || c < 0x20)
+        {
             let text = String::from_utf8_lossy(&self.buf[start..]).into_owned();
             self.buf.truncate(start);
             escape_into(self.buf, &text);
@@ -125,7 +129,10 @@ mod tests {
     fn writes_valid_json() {
         let mut b = Vec::new();
         let mut o = Obj::new(&mut b);
-        o.u("a.b", 42u32).flag("f", true).epoch("t", 1_700_000_000_000_000_123).s("s", "x\"\n\u{1}");
+        o.u("a.b", 42u32)
+            .flag("f", true)
+            .epoch("t", 1_700_000_000_000_000_123)
+            .s("s", "x\"\n\u{1}");
         o.display("d", 3.5).end();
         let line = String::from_utf8(b).unwrap();
         assert_eq!(

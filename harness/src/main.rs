@@ -70,12 +70,20 @@ fn main() -> ExitCode {
 
 fn run_inspect(a: InspectArgs) -> ExitCode {
     let stdout = io::stdout();
-    let format = a.format.unwrap_or(if stdout.is_terminal() { Format::Text } else { Format::Json });
+    let format = a.format.unwrap_or(if stdout.is_terminal() {
+        Format::Text
+    } else {
+        Format::Json
+    });
     let opts = InspectOptions {
         decode: DecodeConfig {
             dialect: a.dialect,
             int: IntConfig {
-                layout: if a.int_grown { IntLayout::Grown } else { IntLayout::Padded },
+                layout: if a.int_grown {
+                    IntLayout::Grown
+                } else {
+                    IntLayout::Padded
+                },
                 max_hops: a.max_hops,
             },
             udp_port: a.udp_port,
@@ -88,7 +96,10 @@ fn run_inspect(a: InspectArgs) -> ExitCode {
         Ok(summary) => {
             let _ = out.flush();
             if let Some(e) = &summary.capture_error {
-                eprintln!("ccreplay: {}: capture ended early after {} records: {e}", a.file, summary.packets);
+                eprintln!(
+                    "ccreplay: {}: capture ended early after {} records: {e}",
+                    a.file, summary.packets
+                );
             }
             if a.strict && summary.malformed > 0 {
                 eprintln!(
@@ -99,10 +110,14 @@ fn run_inspect(a: InspectArgs) -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        Err(inspect::InspectError::Io(e)) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(inspect::InspectError::Io(e)) if e.kind() == io::ErrorKind::BrokenPipe => {
+            ExitCode::SUCCESS
+        }
         Err(e) => {
             eprintln!("ccreplay: {e}");
-            eprintln!("hint: inspect reads pcap and pcapng files (link types Ethernet, Linux SLL/SLL2, raw IP)");
+            eprintln!(
+                "hint: inspect reads pcap and pcapng files (link types Ethernet, Linux SLL/SLL2, raw IP)"
+            );
             ExitCode::from(2)
         }
     }

@@ -1,1 +1,64 @@
-//! Support for the cross-crate test suites.
+//! Support for the cross-crate test suites: fixture paths and running `inspect` in-process.
+
+use std::path::{Path, PathBuf};
+
+use ccreplay::inspect::{self, Format, InspectOptions};
+use ccreplay_codecs::{DecodeConfig, Dialect};
+
+/// `tests/fixtures/` of the repository.
+pub fn fixtures_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+/// The dialect a fixture is written in, from its name (`hpcc*`, `fncc*`, `rcc*`, else roce).
+pub fn fixture_dialect(name: &str) -> Dialect {
+    for d in [Dialect::Hpcc, Dialect::Fncc, Dialect::Rcc] {
+        if name.starts_with(d.name()) {
+            return d;
+        }
+    }
+    Dialect::Roce
+}
+
+/// Every capture under `tests/fixtures/`, sorted.
+pub fn fixture_captures() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(fixtures_dir())
+        .expect("tests/fixtures")
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            matches!(
+                p.extension().and_then(|e| e.to_str()),
+                Some("pcap" | "pcapng")
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// Run `inspect --format json` on a capture and return the per-packet records (the closing
+/// summary record is dropped) and the summary.
+pub fn inspect_json(path: &Path, dialect: Dialect) -> (Vec<serde_json::Value>, serde_json::Value) {
+    let opts = InspectOptions {
+        decode: DecodeConfig::for_dialect(dialect),
+        format: Format::Json,
+        pfc_link_bps: 100_000_000_000,
+    };
+    let mut out = Vec::new();
+    inspect::run(path.to_str().unwrap(), &opts, &mut out).expect("inspect");
+    let mut records: Vec<serde_json::Value> = String::from_utf8(out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect();
+    let summary = records.pop().expect("summary record");
+    assert_eq!(summary["ccreplay.record"], "summary");
+    (records, summary)
+}
+
+/// `frame.time_epoch` of an inspect record as exact decimal text, rebuilt from `ccreplay.ts_ns`
+/// (a JSON reader turns the decimal number into an f64 and loses the nanoseconds).
+pub fn epoch_text(record: &serde_json::Value) -> String {
+    let ns = record["ccreplay.ts_ns"].as_u64().expect("ccreplay.ts_ns");
+    format!("{}.{:09}", ns / 1_000_000_000, ns % 1_000_000_000)
+}

@@ -135,8 +135,10 @@ const fn layout_of(code: u8) -> u16 {
         0 => operation_ext(op),
         // UC: the SEND and WRITE subset (0x00..0x0B).
         1 if op <= 0x0B => operation_ext(op),
-        // RD: the RC set, after RDETH and DETH.
+        // RD: the RC set, after RDETH; requests also carry DETH, responses (READ_RESP_*,
+        // ACKNOWLEDGE, ATOMIC_ACKNOWLEDGE: 0x0D..0x12) do not (IBA 9.2, table 38; Wireshark).
         2 => match operation_ext(op) {
+            Some(e) if matches!(op, 0x0D..=0x12) => Some(e | ExtHeaders::RDETH),
             Some(e) => Some(e | ExtHeaders::RDETH | ExtHeaders::DETH),
             None => None,
         },
@@ -353,7 +355,9 @@ mod tests {
     #[case(0x20, true, 0)] // UC SEND_FIRST
     #[case(0x2A, true, ExtHeaders::RETH)] // UC WRITE_ONLY
     #[case(0x2C, false, 0)] // UC has no READ_REQUEST
-    #[case(0x51, true, ExtHeaders::RDETH | ExtHeaders::DETH | ExtHeaders::AETH)] // RD ACK
+    #[case(0x51, true, ExtHeaders::RDETH | ExtHeaders::AETH)] // RD ACK: a response, no DETH
+    #[case(0x40, true, ExtHeaders::RDETH | ExtHeaders::DETH)] // RD SEND_FIRST: a request
+    #[case(0x4E, true, ExtHeaders::RDETH)] // RD READ_RESP_MIDDLE
     #[case(0x64, true, ExtHeaders::DETH)]
     #[case(0x65, true, ExtHeaders::DETH | ExtHeaders::IMM_DT)]
     #[case(0x60, false, 0)] // UD SEND_FIRST does not exist
@@ -369,8 +373,10 @@ mod tests {
 
     #[test]
     fn extension_lengths_add_up() {
-        // RD ATOMIC_ACKNOWLEDGE: RDETH 4 + DETH 8 + AETH 4 + AtomicAckETH 8 = 24.
-        assert_eq!(Opcode(0x52).ext_headers().len(), 24);
+        // RD ATOMIC_ACKNOWLEDGE: RDETH 4 + AETH 4 + AtomicAckETH 8 = 16.
+        assert_eq!(Opcode(0x52).ext_headers().len(), 16);
+        // RD FETCH_ADD: RDETH 4 + DETH 8 + AtomicETH 28 = 40.
+        assert_eq!(Opcode(0x54).ext_headers().len(), 40);
         // RC WRITE_ONLY_IMM: RETH 16 + ImmDt 4 = 20.
         assert_eq!(Opcode(0x0B).ext_headers().len(), 20);
         // CNP: 16 reserved bytes.
