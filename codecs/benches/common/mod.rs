@@ -1,0 +1,105 @@
+//! A synthetic `hpcc` capture for the benchmarks: data packets (1 KiB payload, 1–3 INT hops),
+//! ACKs carrying the echoed INT, and CNPs, mixed 6 : 3 : 1, with 64 flows. The data payload
+//! size is a parameter: 1024 bytes for full packets, 64 for a header-dominated capture.
+
+use ccreplay_codecs::Dialect;
+use ccreplay_codecs::capture::PcapWriter;
+use ccreplay_codecs::frame::{FrameRepr, IpRepr, RoceRepr, ShimRepr};
+use ccreplay_codecs::ib::{AethRepr, BthRepr, Opcode};
+use ccreplay_codecs::shim::IntConfig;
+use ccreplay_codecs::shim::int::{IntHop, IntStack};
+
+/// Distinct frames to cycle through (the content varies, the cost per packet does not).
+const DISTINCT: usize = 1000;
+
+fn frame(i: usize, payload_bytes: usize) -> FrameRepr {
+    let flow = (i % 64) as u32;
+    let kind = i % 10;
+    let hops: Vec<IntHop> = (0..1 + i % 3)
+        .map(|h| IntHop {
+            b: 2,
+            ts: (i as u32 * 997 + h as u32 * 131) & 0xFF_FFFF,
+            tx_bytes: (i as u32 * 8 + h as u32) & 0xF_FFFF,
+            qlen: (i % 50) as u16,
+        })
+        .collect();
+    let int = IntStack::from_hops(0x100 + flow as u16, &hops).unwrap();
+    let (bth, payload, aeth) = match kind {
+        0..=5 => (
+            BthRepr {
+                opcode: Opcode::RC_WRITE_MIDDLE,
+                dest_qp: 0x100 + flow,
+                psn: i as u32,
+                ..Default::default()
+            },
+            vec![0xA5; payload_bytes],
+            None,
+        ),
+        6..=8 => (
+            BthRepr {
+                opcode: Opcode::RC_ACK,
+                dest_qp: 0x200 + flow,
+                psn: i as u32,
+                ..Default::default()
+            },
+            Vec::new(),
+            Some(AethRepr {
+                syndrome: 0x1F,
+                msn: i as u32 & 0xFF_FFFF,
+            }),
+        ),
+        _ => (
+            BthRepr {
+                opcode: Opcode::CNP,
+                becn: true,
+                dest_qp: 0x200 + flow,
+                ..Default::default()
+            },
+            Vec::new(),
+            None,
+        ),
+    };
+    let mut roce = RoceRepr::for_opcode(bth);
+    roce.shim = ShimRepr::Int(int);
+    roce.aeth = aeth.or(roce.aeth);
+    roce.payload = payload;
+    FrameRepr {
+        dst_mac: [2, 0, 0, 0, 0, 2],
+        src_mac: [2, 0, 0, 0, 0, 1],
+        vlans: [None, None],
+        ip: IpRepr::V4 {
+            src: [10, 0, 0, 1],
+            dst: [10, 0, 1, flow as u8],
+            dscp: 26,
+            ecn: (i % 4) as u8,
+            ttl: 64,
+            identification: 0,
+            options: Vec::new(),
+        },
+        udp_src_port: 49152 + flow as u16,
+        udp_dst_port: 4791,
+        roce,
+    }
+}
+
+/// Write `packets` records into a nanosecond pcap held in memory.
+pub fn hpcc_capture(packets: usize, payload_bytes: usize) -> Vec<u8> {
+    let frames: Vec<Vec<u8>> = (0..DISTINCT)
+        .map(|i| {
+            let mut out = Vec::new();
+            frame(i, payload_bytes)
+                .emit(Dialect::Hpcc, IntConfig::default(), &mut out)
+                .expect("valid frame");
+            out
+        })
+        .collect();
+    let mut w = PcapWriter::new(Vec::with_capacity(packets * 1000)).expect("pcap header");
+    for i in 0..packets {
+        w.write(
+            1_700_000_000_000_000_000 + i as u64 * 100,
+            &frames[i % DISTINCT],
+        )
+        .expect("in memory");
+    }
+    w.into_inner().expect("in memory")
+}
