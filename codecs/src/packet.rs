@@ -687,17 +687,17 @@ impl<'a> Packet<'a> {
         take!(ExtHeaders::IMM_DT, IMM_DT_LEN, Layer::ImmDt, imm_dt);
         take!(ExtHeaders::IETH, IETH_LEN, Layer::Ieth, ieth);
         take!(ExtHeaders::CNP, CNP_RESERVED_LEN, Layer::Cnp, cnp_reserved);
-        if let Some(r) = roce.cnp_reserved {
-            if r.iter().any(|&b| b != 0) {
-                self.warn(Some(DecodeError::new(
-                    Layer::Cnp,
-                    off - CNP_RESERVED_LEN,
-                    ErrorKind::Reserved {
-                        field: "cnp.reserved",
-                        found: 1,
-                    },
-                )));
-            }
+        if let Some(r) = roce.cnp_reserved
+            && r.iter().any(|&b| b != 0)
+        {
+            self.warn(Some(DecodeError::new(
+                Layer::Cnp,
+                off - CNP_RESERVED_LEN,
+                ErrorKind::Reserved {
+                    field: "cnp.reserved",
+                    found: 1,
+                },
+            )));
         }
         if opcode.is_ack() {
             match cfg.dialect {

@@ -476,10 +476,9 @@ pub fn write_json(
                 // An FNCC extension that could not be read whole: N is still worth showing.
                 if let (Some(aeth), ccreplay_codecs::Dialect::Fncc) =
                     (r.header_offset(ExtHeaders::AETH), dialect)
+                    && let Some(n) = p.data.get(aeth + 4..aeth + 6)
                 {
-                    if let Some(n) = p.data.get(aeth + 4..aeth + 6) {
-                        o.u("ccreplay.fncc.n", u16::from_be_bytes([n[0], n[1]]));
-                    }
+                    o.u("ccreplay.fncc.n", u16::from_be_bytes([n[0], n[1]]));
                 }
             }
         }
@@ -580,10 +579,10 @@ fn write_text(buf: &mut Vec<u8>, rec: &Record<'_>, p: &Packet<'_>, icrc: Option<
         if !r.payload.is_empty() {
             let _ = write!(buf, " len={}", r.payload.len());
         }
-        if let Some((c, f)) = icrc {
-            if c != f {
-                let _ = write!(buf, " ICRC BAD (0x{f:08x}, expected 0x{c:08x})");
-            }
+        if let Some((c, f)) = icrc
+            && c != f
+        {
+            let _ = write!(buf, " ICRC BAD (0x{f:08x}, expected 0x{c:08x})");
         }
     } else if let Some(pfc) = &p.pfc {
         let _ = write!(

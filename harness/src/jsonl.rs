@@ -133,7 +133,8 @@ mod tests {
             .flag("f", true)
             .epoch("t", 1_700_000_000_000_000_123)
             .s("s", "x\"\n\u{1}");
-        o.display("d", 3.5).end();
+        o.display("d", 3.5);
+        o.end();
         let line = String::from_utf8(b).unwrap();
         assert_eq!(
             line,

@@ -39,7 +39,7 @@ pub fn compute(ip: IpForIcrc<'_>, udp_header: &[u8], udp_payload: &[u8], bth_off
             fixed[8] = 0xFF; // TTL
             fixed[10] = 0xFF; // header checksum
             fixed[11] = 0xFF;
-            h.update(&fixed[..n.max(12).min(20)]);
+            h.update(&fixed[..n]);
             if hdr.len() > 20 {
                 h.update(&hdr[20..]);
             }
@@ -53,7 +53,7 @@ pub fn compute(ip: IpForIcrc<'_>, udp_header: &[u8], udp_payload: &[u8], bth_off
             fixed[2] = 0xFF;
             fixed[3] = 0xFF;
             fixed[7] = 0xFF; // hop limit
-            h.update(&fixed[..n.max(8).min(40)]);
+            h.update(&fixed[..n]);
             if hdr.len() > 40 {
                 h.update(&hdr[40..]);
             }

@@ -58,10 +58,10 @@ impl LineRate {
     pub const fn from_bps(bps: u64) -> Option<Self> {
         let mut code = 0;
         while code < 8 {
-            if let Some(r) = LineRate(code).bps() {
-                if r == bps {
-                    return Some(LineRate(code));
-                }
+            if let Some(r) = LineRate(code).bps()
+                && r == bps
+            {
+                return Some(LineRate(code));
             }
             code += 1;
         }
