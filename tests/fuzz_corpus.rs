@@ -9,7 +9,9 @@ use ccreplay_codecs::Dialect;
 use ccreplay_codecs::fuzzing::{self, RoundTrip};
 
 fn corpus(target: &str) -> Vec<(String, Vec<u8>)> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus").join(target);
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fuzz/corpus")
+        .join(target);
     let mut files: Vec<_> = fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|e| e.unwrap().path())
@@ -17,7 +19,10 @@ fn corpus(target: &str) -> Vec<(String, Vec<u8>)> {
         .collect();
     files.sort();
     assert!(!files.is_empty(), "{}: empty seed corpus", dir.display());
-    files.into_iter().map(|p| (p.display().to_string(), fs::read(&p).unwrap())).collect()
+    files
+        .into_iter()
+        .map(|p| (p.display().to_string(), fs::read(&p).unwrap()))
+        .collect()
 }
 
 #[test]
@@ -32,7 +37,10 @@ fn decoder_corpora() {
             // Every dialect reads every file: a seed of one dialect is garbage to the others.
             for d in Dialect::ALL {
                 let r = std::panic::catch_unwind(|| fuzzing::decode(&data, d));
-                assert!(r.is_ok(), "{name} in dialect {d} (target {target}, own dialect {dialect})");
+                assert!(
+                    r.is_ok(),
+                    "{name} in dialect {d} (target {target}, own dialect {dialect})"
+                );
             }
         }
     }
@@ -46,5 +54,13 @@ fn roundtrip_corpus() {
             let r = std::panic::catch_unwind(|| fuzzing::roundtrip(input));
             assert!(r.is_ok(), "{name}");
         }
+    }
+}
+
+#[test]
+fn capture_reader_corpus() {
+    for (name, data) in corpus("capture_reader") {
+        let r = std::panic::catch_unwind(|| fuzzing::capture(&data));
+        assert!(r.is_ok(), "{name}");
     }
 }

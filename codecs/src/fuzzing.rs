@@ -12,17 +12,33 @@ use crate::{DecodeConfig, Dialect, LinkStart, Packet};
 /// frame. Panics only if a decoder invariant breaks.
 pub fn decode(data: &[u8], dialect: Dialect) {
     let cfg = DecodeConfig::for_dialect(dialect);
-    let Some((&sel, frame)) = data.split_first() else { return };
+    let Some((&sel, frame)) = data.split_first() else {
+        return;
+    };
     let orig_len = frame.len() + (sel as usize & 0x0F) * 16;
     let start = match sel >> 6 {
         0 | 1 => LinkStart::Ethernet,
-        2 => LinkStart::Network { offset: 0, ether_type: 0x0800 },
-        _ => LinkStart::Network { offset: 0, ether_type: 0x86DD },
+        2 => LinkStart::Network {
+            offset: 0,
+            ether_type: 0x0800,
+        },
+        _ => LinkStart::Network {
+            offset: 0,
+            ether_type: 0x86DD,
+        },
     };
     let p = Packet::decode(frame, orig_len, start, &cfg);
     let _ = p.icrc_check();
     if let Some(r) = &p.roce {
-        let _ = (r.reth(), r.deth(), r.rdeth(), r.aeth(), r.atomic_eth(), r.imm_dt(), r.ieth());
+        let _ = (
+            r.reth(),
+            r.deth(),
+            r.rdeth(),
+            r.aeth(),
+            r.atomic_eth(),
+            r.imm_dt(),
+            r.ieth(),
+        );
         if let Some(s) = r.int_stack() {
             assert!(s.hops().count() <= cfg.int.max_hops as usize);
         }
@@ -54,8 +70,15 @@ pub struct RoundTrip {
 
 /// Write a conformed frame, decode it, and require the same frame back with a valid ICRC.
 pub fn roundtrip(input: RoundTrip) {
-    let int = IntConfig { layout: input.layout, max_hops: 1 + input.max_hops % 15 };
-    let cfg = DecodeConfig { dialect: input.dialect, int, udp_port: 4791 };
+    let int = IntConfig {
+        layout: input.layout,
+        max_hops: 1 + input.max_hops % 15,
+    };
+    let cfg = DecodeConfig {
+        dialect: input.dialect,
+        int,
+        udp_port: 4791,
+    };
     let mut frame = input.frame;
     frame.conform(cfg.dialect, int, cfg.udp_port);
     let mut out = Vec::new();
@@ -67,4 +90,43 @@ pub fn roundtrip(input: RoundTrip) {
     let (computed, found) = p.icrc_check().expect("ICRC present");
     assert_eq!(computed, found, "ICRC");
     assert_eq!(FrameRepr::from_packet(&p).as_ref(), Some(&frame));
+}
+
+/// Read arbitrary bytes as a capture, in memory and through the streaming reader, and decode
+/// every record in every dialect. Both readers must see the same records and stop alike.
+pub fn capture(data: &[u8]) {
+    use crate::capture::CaptureReader;
+    let Ok(mut slice) = CaptureReader::from_slice(data) else {
+        assert!(
+            CaptureReader::new(data).is_err(),
+            "readers disagree on the file header"
+        );
+        return;
+    };
+    let mut stream = CaptureReader::new(data).expect("same header as the slice reader");
+    let mut n = 0u32;
+    loop {
+        let a = slice.next_record();
+        let b = stream.next_record();
+        match (a, b) {
+            (None, None) => break,
+            (Some(Ok(ra)), Some(Ok(rb))) => {
+                assert_eq!(ra, rb, "record {n}");
+                for d in Dialect::ALL {
+                    let p = Packet::from_record(&ra, &DecodeConfig::for_dialect(d));
+                    let _ = p.icrc_check();
+                }
+            }
+            (Some(Err(_)), Some(Err(_))) => {}
+            (a, b) => panic!(
+                "readers disagree at record {n}: {:?} vs {:?}",
+                a.is_some(),
+                b.is_some()
+            ),
+        }
+        n += 1;
+        if n > 100_000 {
+            break;
+        }
+    }
 }
