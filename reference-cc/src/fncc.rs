@@ -18,6 +18,7 @@ use crate::model::{Model, ParamError};
 /// FNCC parameters: the HPCC ones ([`hpcc::Params`], same names, units and defaults) plus
 /// `alpha`, `beta` and the receiver's `t_active_ns`.
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(deny_unknown_fields, default)]
 pub struct Params {
     /// See [`hpcc::Params::line_rate_bps`].

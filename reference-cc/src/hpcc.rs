@@ -31,6 +31,7 @@ const N_CODES: usize = 16;
 
 /// A reserved INT line-rate code (8..15, wire.md 5.1) mapped to a rate by configuration.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(deny_unknown_fields)]
 pub struct ReservedLineRate {
     /// The 4-bit code, 8..=15.
@@ -41,6 +42,7 @@ pub struct ReservedLineRate {
 
 /// HPCC parameters (C-7, HPCC-8). Units are in the names; defaults are the paper's.
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 #[serde(deny_unknown_fields, default)]
 pub struct Params {
     /// `B_NIC`: NIC line rate in bps (default 100 Gbps, seed 000 5.1 simulations).
