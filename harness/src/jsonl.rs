@@ -66,6 +66,53 @@ impl<'a> Obj<'a> {
         self
     }
 
+    /// A MAC address as `"aa:bb:cc:dd:ee:ff"` (no formatting machinery: this is per packet).
+    pub fn mac(&mut self, k: &str, m: [u8; 6]) -> &mut Self {
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        self.key(k);
+        let mut t = [b':'; 19];
+        t[0] = b'"';
+        t[18] = b'"';
+        for (i, b) in m.iter().enumerate() {
+            t[1 + 3 * i] = HEX[(b >> 4) as usize];
+            t[2 + 3 * i] = HEX[(b & 15) as usize];
+        }
+        self.buf.extend_from_slice(&t);
+        self
+    }
+
+    /// An IPv4 address as `"a.b.c.d"`.
+    pub fn ipv4(&mut self, k: &str, a: [u8; 4]) -> &mut Self {
+        self.key(k);
+        self.buf.push(b'"');
+        let mut b = itoa::Buffer::new();
+        for (i, o) in a.iter().enumerate() {
+            if i > 0 {
+                self.buf.push(b'.');
+            }
+            self.buf.extend_from_slice(b.format(*o).as_bytes());
+        }
+        self.buf.push(b'"');
+        self
+    }
+
+    /// A string value made of parts joined by a space, none of which needs escaping
+    /// (`'static` names such as an opcode's transport and operation).
+    pub fn words(&mut self, k: &str, parts: &[&str]) -> &mut Self {
+        self.key(k);
+        self.buf.push(b'"');
+        let mut first = true;
+        for p in parts.iter().filter(|p| !p.is_empty()) {
+            if !first {
+                self.buf.push(b' ');
+            }
+            first = false;
+            self.buf.extend_from_slice(p.as_bytes());
+        }
+        self.buf.push(b'"');
+        self
+    }
+
     /// A pre-rendered JSON value (an array or object the caller built).
     pub fn raw(&mut self, k: &str, json: &[u8]) -> &mut Self {
         self.key(k);
@@ -133,12 +180,13 @@ mod tests {
             .flag("f", true)
             .epoch("t", 1_700_000_000_000_000_123)
             .s("s", "x\"\n\u{1}");
-        o.display("d", 3.5);
+        o.display("d", 3.5).mac("m", [0x02, 0, 0xab, 0, 0, 0xff]).ipv4("ip", [10, 0, 0, 255]);
+        o.words("w", &["RC", "SEND_FIRST"]).words("c", &["CNP", ""]);
         o.end();
         let line = String::from_utf8(b).unwrap();
         assert_eq!(
             line,
-            "{\"a.b\": 42, \"f\": 1, \"t\": 1700000000.000000123, \"s\": \"x\\\"\\n\\u0001\", \"d\": \"3.5\"}\n"
+            "{\"a.b\": 42, \"f\": 1, \"t\": 1700000000.000000123, \"s\": \"x\\\"\\n\\u0001\", \"d\": \"3.5\", \"m\": \"02:00:ab:00:00:ff\", \"ip\": \"10.0.0.255\", \"w\": \"RC SEND_FIRST\", \"c\": \"CNP\"}\n"
         );
         let v: serde_json::Value = serde_json::from_str(&line).unwrap();
         assert_eq!(v["a.b"], 42);

@@ -91,7 +91,8 @@ fn run_inspect(a: InspectArgs) -> ExitCode {
         format,
         pfc_link_bps: a.pfc_link_gbps.saturating_mul(1_000_000_000),
     };
-    let mut out = io::BufWriter::with_capacity(1 << 16, stdout.lock());
+    // `inspect::run` batches its output in 64 KiB blocks: no second buffer in between.
+    let mut out = stdout.lock();
     match inspect::run(&a.file, &opts, &mut out) {
         Ok(summary) => {
             let _ = out.flush();
