@@ -37,6 +37,39 @@ impl<'a> Obj<'a> {
         self
     }
 
+    /// A signed integer.
+    #[inline]
+    pub fn i(&mut self, k: &str, v: i64) -> &mut Self {
+        self.key(k);
+        let mut b = itoa::Buffer::new();
+        self.buf.extend_from_slice(b.format(v).as_bytes());
+        self
+    }
+
+    /// A finite f64 in its shortest round-trip form (`ryu`), always with a `.` or an exponent
+    /// so a reader can tell it from an integer. Non-finite values (which the models never
+    /// produce) are written as `null`.
+    #[inline]
+    pub fn f(&mut self, k: &str, v: f64) -> &mut Self {
+        self.key(k);
+        if v.is_finite() {
+            let mut b = ryu::Buffer::new();
+            self.buf.extend_from_slice(b.format_finite(v).as_bytes());
+        } else {
+            self.buf.extend_from_slice(b"null");
+        }
+        self
+    }
+
+    /// A JSON boolean.
+    #[inline]
+    pub fn boolean(&mut self, k: &str, v: bool) -> &mut Self {
+        self.key(k);
+        self.buf
+            .extend_from_slice(if v { b"true" } else { b"false" });
+        self
+    }
+
     /// A flag as 0 or 1 (Wireshark's representation of booleans in field output).
     #[inline]
     pub fn flag(&mut self, k: &str, v: bool) -> &mut Self {
@@ -144,6 +177,11 @@ impl<'a> Obj<'a> {
     pub fn end(self) {
         self.buf.extend_from_slice(b"}\n");
     }
+
+    /// Close the object without ending the line (a nested object).
+    pub fn close(self) {
+        self.buf.push(b'}');
+    }
 }
 
 /// Write `v` as a JSON string literal.
@@ -180,7 +218,9 @@ mod tests {
             .flag("f", true)
             .epoch("t", 1_700_000_000_000_000_123)
             .s("s", "x\"\n\u{1}");
-        o.display("d", 3.5).mac("m", [0x02, 0, 0xab, 0, 0, 0xff]).ipv4("ip", [10, 0, 0, 255]);
+        o.display("d", 3.5)
+            .mac("m", [0x02, 0, 0xab, 0, 0, 0xff])
+            .ipv4("ip", [10, 0, 0, 255]);
         o.words("w", &["RC", "SEND_FIRST"]).words("c", &["CNP", ""]);
         o.end();
         let line = String::from_utf8(b).unwrap();

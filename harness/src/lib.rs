@@ -3,5 +3,9 @@
 //! Today: `inspect`. The replay, diff, check and bless commands build on the same pieces.
 #![forbid(unsafe_code)]
 
+pub mod dut;
 pub mod inspect;
+pub mod intern;
 pub mod jsonl;
+pub mod models;
+pub mod protocol;

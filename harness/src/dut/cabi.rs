@@ -1,0 +1,1 @@
+//! C ABI DUT adapter (a shared library loaded at run time).

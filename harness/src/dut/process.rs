@@ -1,0 +1,1 @@
+//! External-process DUT adapter (JSON Lines over stdin/stdout).

@@ -1,0 +1,130 @@
+//! The reference models by name, built from a TOML parameter table (C-7: unknown or invalid
+//! parameters are rejected before any replay starts, with the parameter's name).
+
+use ccreplay_reference_cc::{Model, ParamError, dcqcn, fncc, hpcc, rcc};
+use serde::de::DeserializeOwned;
+
+/// Every model name `replay`, `diff`, `check` and manifests accept, with what it is.
+pub const MODELS: &[(&str, &str)] = &[
+    (
+        "dcqcn",
+        "DCQCN reaction point, paper profile (DCQCN-3): sender rate from CNPs",
+    ),
+    (
+        "dcqcn-nic",
+        "DCQCN reaction point, NIC-firmware profile (DCQCN-4)",
+    ),
+    (
+        "dcqcn-np",
+        "DCQCN notification point (DCQCN-2): receiver CNP generation",
+    ),
+    ("hpcc", "HPCC sender, Algorithm 1 (HPCC-1..8)"),
+    (
+        "fncc",
+        "FNCC sender: HPCC on ACK-carried INT + last-hop speedup (FNCC-1)",
+    ),
+    ("fncc-receiver", "FNCC receiver flow count N (FNCC-2)"),
+    (
+        "rcc-receiver",
+        "RCC receiver, Algorithm 1 (RCC-1..5): the window written into ACKs",
+    ),
+    (
+        "rcc-sender",
+        "RCC sender applying the received window (RCC-1)",
+    ),
+];
+
+/// Why a model could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum ModelError {
+    /// No model of that name.
+    #[error("unknown model `{name}` (known: {known})", known = known_models())]
+    Unknown {
+        /// The name asked for.
+        name: String,
+    },
+    /// The parameter table does not deserialize (unknown key, wrong type).
+    #[error("parameters of `{model}`: {message}")]
+    Params {
+        /// Model.
+        model: String,
+        /// serde's message, naming the key.
+        message: String,
+    },
+    /// A parameter value is rejected by the model.
+    #[error("parameters of `{model}`: {source}")]
+    Invalid {
+        /// Model.
+        model: String,
+        /// Which parameter and why.
+        source: ParamError,
+    },
+}
+
+/// The model names, comma-separated, for messages.
+pub fn known_models() -> String {
+    MODELS.iter().map(|m| m.0).collect::<Vec<_>>().join(", ")
+}
+
+fn params<P: DeserializeOwned>(model: &str, table: &toml::Table) -> Result<P, ModelError> {
+    P::deserialize(toml::Value::Table(table.clone())).map_err(|e| ModelError::Params {
+        model: model.into(),
+        message: e.to_string(),
+    })
+}
+
+/// A reference model by name, with parameters from a TOML table (missing keys take the paper
+/// defaults; `line_rate_bps`, `base_rtt_ns` and `mtu_bytes` come from the manifest unless set).
+pub fn build(name: &str, table: &toml::Table) -> Result<Box<dyn Model + Send>, ModelError> {
+    let invalid = |source| ModelError::Invalid {
+        model: name.into(),
+        source,
+    };
+    Ok(match name {
+        "dcqcn" => Box::new(dcqcn::Rp::new(params(name, table)?).map_err(invalid)?),
+        "dcqcn-nic" => Box::new(dcqcn::RpNic::new(params(name, table)?).map_err(invalid)?),
+        "dcqcn-np" => Box::new(dcqcn::Np::new(params(name, table)?).map_err(invalid)?),
+        "hpcc" => {
+            Box::new(hpcc::Hpcc::new(&params::<hpcc::Params>(name, table)?).map_err(invalid)?)
+        }
+        "fncc" => {
+            Box::new(fncc::Fncc::new(&params::<fncc::Params>(name, table)?).map_err(invalid)?)
+        }
+        "fncc-receiver" => {
+            Box::new(fncc::Receiver::new(&params::<fncc::Params>(name, table)?).map_err(invalid)?)
+        }
+        "rcc-receiver" => Box::new(rcc::Receiver::new(params(name, table)?).map_err(invalid)?),
+        "rcc-sender" => Box::new(rcc::Sender::new(params(name, table)?).map_err(invalid)?),
+        other => return Err(ModelError::Unknown { name: other.into() }),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_listed_model_builds_with_defaults() {
+        for (name, _) in MODELS {
+            let m = build(name, &toml::Table::new()).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(m.name(), *name);
+        }
+    }
+
+    #[test]
+    fn bad_parameters_name_themselves() {
+        let t: toml::Table = toml::from_str("etta = 0.9").unwrap();
+        let e = build("hpcc", &t).err().unwrap().to_string();
+        assert!(e.contains("etta"), "{e}");
+        let t: toml::Table = toml::from_str("eta = 1.5").unwrap();
+        let e = build("hpcc", &t).err().unwrap().to_string();
+        assert!(e.contains("eta"), "{e}");
+        assert!(
+            build("tcp", &toml::Table::new())
+                .err()
+                .unwrap()
+                .to_string()
+                .contains("unknown model `tcp`")
+        );
+    }
+}
