@@ -7,5 +7,6 @@ pub mod dut;
 pub mod inspect;
 pub mod intern;
 pub mod jsonl;
+pub mod manifest;
 pub mod models;
 pub mod protocol;

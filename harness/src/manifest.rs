@@ -1,0 +1,349 @@
+//! Trace manifests (harness.md 1): a TOML file beside each capture, same stem, saying how to
+//! read the capture and what to replay. Unknown keys are an error. Documented in
+//! docs/manifest.md.
+
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+
+use ccreplay_codecs::shim::{IntConfig, IntLayout};
+use ccreplay_codecs::{DecodeConfig, Dialect};
+use serde::{Deserialize, Serialize};
+
+/// A parsed manifest.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Manifest {
+    /// Capture file name, relative to the manifest (default: the manifest's stem with
+    /// `.pcap`, else `.pcapng`).
+    #[serde(default)]
+    pub capture: Option<String>,
+    /// `roce`, `hpcc`, `fncc` or `rcc` (wire.md 5).
+    #[serde(with = "dialect_name")]
+    pub dialect: Dialect,
+    /// Where the packets were seen.
+    pub capture_point: CapturePoint,
+    /// Link rate, base RTT, MTU.
+    pub network: Network,
+    /// INT stack layout (hpcc, fncc).
+    #[serde(default)]
+    pub int: IntSection,
+    /// The models to replay, each with its parameters.
+    pub models: Vec<ModelSpec>,
+    /// Explicit flow pairing; when absent, flows are paired by IP pair, then PSN continuity.
+    #[serde(default)]
+    pub flows: Vec<FlowSpec>,
+    /// Where the trace came from.
+    pub source: Source,
+}
+
+/// Where the packets were captured (harness.md 1: direction follows from it).
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, tag = "kind", rename_all = "snake_case")]
+pub enum CapturePoint {
+    /// At a sending host's NIC: its data packets out, ACKs / NAKs / CNPs in.
+    Sender {
+        /// The host's IP address.
+        host: IpAddr,
+    },
+    /// At a receiving host's NIC: data packets in.
+    Receiver {
+        /// The host's IP address.
+        host: IpAddr,
+    },
+}
+
+impl CapturePoint {
+    /// The host whose NIC saw the packets.
+    pub fn host(&self) -> IpAddr {
+        match self {
+            CapturePoint::Sender { host } | CapturePoint::Receiver { host } => *host,
+        }
+    }
+
+    /// `sender` or `receiver`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            CapturePoint::Sender { .. } => "sender",
+            CapturePoint::Receiver { .. } => "receiver",
+        }
+    }
+}
+
+/// The network the trace ran on.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Network {
+    /// Host link rate, bps.
+    pub link_rate_bps: u64,
+    /// Base RTT, ns.
+    pub base_rtt_ns: u64,
+    /// MTU (IB payload per packet), bytes.
+    pub mtu_bytes: u64,
+    /// RoCEv2 UDP port (default 4791).
+    #[serde(default = "default_udp_port")]
+    pub udp_port: u16,
+}
+
+fn default_udp_port() -> u16 {
+    4791
+}
+
+/// INT configuration.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct IntSection {
+    /// Records in a padded stack; nHop above it is an error (default 5).
+    #[serde(default = "default_max_hops")]
+    pub max_hops: u8,
+    /// `padded` (default) or `grown`.
+    #[serde(default = "default_layout")]
+    pub layout: String,
+}
+
+fn default_max_hops() -> u8 {
+    5
+}
+fn default_layout() -> String {
+    "padded".into()
+}
+
+impl Default for IntSection {
+    fn default() -> Self {
+        IntSection {
+            max_hops: 5,
+            layout: "padded".into(),
+        }
+    }
+}
+
+/// A model to replay and its parameters (C-7 names; missing ones take the paper defaults,
+/// `line_rate_bps`, `base_rtt_ns` and `mtu_bytes` come from `[network]` unless given).
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelSpec {
+    /// Model name (`hpcc`, `dcqcn`, ...; `ccreplay replay --help` lists them).
+    pub name: String,
+    /// Parameters.
+    #[serde(default)]
+    pub params: toml::Table,
+}
+
+/// One explicitly paired flow, seen from the capture point's host.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowSpec {
+    /// The capture point's side: its IP.
+    pub local_ip: IpAddr,
+    /// Its QP (ACKs, NAKs and CNPs to it carry this DestQP).
+    pub local_qp: u32,
+    /// The peer's IP.
+    pub remote_ip: IpAddr,
+    /// The peer's QP (data packets to it carry this DestQP).
+    pub remote_qp: u32,
+}
+
+/// Where a trace came from.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Source {
+    /// `captured` or `synthesized`.
+    pub kind: String,
+    /// Device / capture tool, or generator and scenario.
+    pub generator: String,
+    /// Seed of a synthesized trace.
+    #[serde(default)]
+    pub seed: Option<u64>,
+    /// Free text.
+    #[serde(default)]
+    pub notes: Option<String>,
+}
+
+mod dialect_name {
+    use ccreplay_codecs::Dialect;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(d: &Dialect, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(d.name())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Dialect, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// Why a manifest could not be used (exit status 2).
+#[derive(Debug, thiserror::Error)]
+pub enum ManifestError {
+    /// Not readable.
+    #[error("{path}: {source}")]
+    Io {
+        /// File.
+        path: PathBuf,
+        /// OS error.
+        source: std::io::Error,
+    },
+    /// Not valid TOML, an unknown key, a missing key or a wrong value.
+    #[error("{path}: {message}")]
+    Invalid {
+        /// File.
+        path: PathBuf,
+        /// What is wrong, with the line.
+        message: String,
+    },
+}
+
+impl Manifest {
+    /// Parse TOML text; `path` names the file in errors.
+    pub fn parse(text: &str, path: &Path) -> Result<Self, ManifestError> {
+        let m: Manifest = toml::from_str(text).map_err(|e| ManifestError::Invalid {
+            path: path.into(),
+            message: e.to_string(),
+        })?;
+        let invalid = |message: String| ManifestError::Invalid {
+            path: path.into(),
+            message,
+        };
+        if m.models.is_empty() {
+            return Err(invalid(
+                "`models` is empty: name at least one model to replay".into(),
+            ));
+        }
+        if !matches!(m.int.layout.as_str(), "padded" | "grown") {
+            return Err(invalid(format!(
+                "int.layout = `{}`: expected `padded` or `grown`",
+                m.int.layout
+            )));
+        }
+        if !(1..=15).contains(&m.int.max_hops) {
+            return Err(invalid(format!(
+                "int.max_hops = {}: expected 1..15",
+                m.int.max_hops
+            )));
+        }
+        if !matches!(m.source.kind.as_str(), "captured" | "synthesized") {
+            return Err(invalid(format!(
+                "source.kind = `{}`: expected `captured` or `synthesized`",
+                m.source.kind
+            )));
+        }
+        if m.network.link_rate_bps == 0 || m.network.base_rtt_ns == 0 || m.network.mtu_bytes == 0 {
+            return Err(invalid(
+                "network: link_rate_bps, base_rtt_ns and mtu_bytes must be > 0".into(),
+            ));
+        }
+        Ok(m)
+    }
+
+    /// Read and parse a manifest file.
+    pub fn load(path: &Path) -> Result<Self, ManifestError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ManifestError::Io {
+            path: path.into(),
+            source,
+        })?;
+        Self::parse(&text, path)
+    }
+
+    /// The capture file this manifest describes.
+    pub fn capture_path(&self, manifest_path: &Path) -> PathBuf {
+        let dir = manifest_path.parent().unwrap_or(Path::new("."));
+        match &self.capture {
+            Some(c) => dir.join(c),
+            None => {
+                let pcap = manifest_path.with_extension("pcap");
+                if pcap.exists() {
+                    pcap
+                } else {
+                    manifest_path.with_extension("pcapng")
+                }
+            }
+        }
+    }
+
+    /// How to decode the capture's packets.
+    pub fn decode_config(&self) -> DecodeConfig {
+        DecodeConfig {
+            dialect: self.dialect,
+            int: IntConfig {
+                layout: if self.int.layout == "grown" {
+                    IntLayout::Grown
+                } else {
+                    IntLayout::Padded
+                },
+                max_hops: self.int.max_hops,
+            },
+            udp_port: self.network.udp_port,
+        }
+    }
+
+    /// A model's parameter table with the network's `line_rate_bps`, `base_rtt_ns` and
+    /// `mtu_bytes` filled in where the table does not set them.
+    pub fn model_params(&self, spec: &ModelSpec) -> toml::Table {
+        let mut t = spec.params.clone();
+        let n = &self.network;
+        for (k, v) in [
+            ("line_rate_bps", n.link_rate_bps),
+            ("base_rtt_ns", n.base_rtt_ns),
+            ("mtu_bytes", n.mtu_bytes),
+        ] {
+            t.entry(k)
+                .or_insert(toml::Value::Integer(v.min(i64::MAX as u64) as i64));
+        }
+        t
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"
+dialect = "hpcc"
+[capture_point]
+kind = "sender"
+host = "10.0.0.1"
+[network]
+link_rate_bps = 100_000_000_000
+base_rtt_ns = 8_000
+mtu_bytes = 1000
+[[models]]
+name = "hpcc"
+params = { eta = 0.95 }
+[source]
+kind = "synthesized"
+generator = "test"
+seed = 7
+"#;
+
+    #[test]
+    fn parses_and_fills_network_params() {
+        let m = Manifest::parse(GOOD, Path::new("t.toml")).unwrap();
+        assert_eq!(m.dialect, Dialect::Hpcc);
+        assert_eq!(
+            m.capture_point,
+            CapturePoint::Sender {
+                host: "10.0.0.1".parse().unwrap()
+            }
+        );
+        assert_eq!(m.int, IntSection::default());
+        let p = m.model_params(&m.models[0]);
+        assert_eq!(p["base_rtt_ns"].as_integer(), Some(8000));
+        assert_eq!(p["eta"].as_float(), Some(0.95));
+    }
+
+    #[test]
+    fn unknown_keys_are_errors_with_their_name() {
+        let bad = GOOD.replace("mtu_bytes = 1000", "mtu_bytes = 1000\nmtu = 9000");
+        let e = Manifest::parse(&bad, Path::new("t.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("unknown field `mtu`"), "{e}");
+        let bad = GOOD.replace("\"hpcc\"\n[capture_point]", "\"tcp\"\n[capture_point]");
+        let e = Manifest::parse(&bad, Path::new("t.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("unknown dialect `tcp`"), "{e}");
+        let bad = GOOD.replace("kind = \"sender\"", "kind = \"switch\"");
+        assert!(Manifest::parse(&bad, Path::new("t.toml")).is_err());
+    }
+}
