@@ -118,6 +118,7 @@ impl Params {
 }
 
 /// Algorithm 2 as the `ComputeWind` hook (Algorithm 3 lines 16-30).
+#[derive(Clone, Debug)]
 struct LastHopSpeedup {
     alpha: f64,
     beta: f64,
@@ -166,6 +167,7 @@ pub const STATE_NAMES: &[&str] = &[
 
 /// The FNCC sender model (name `fncc`): HPCC's Algorithm 1 on ACK-carried INT plus the
 /// last-hop congestion speedup (FNCC-1). Events are handled as by [`hpcc::Hpcc`].
+#[derive(Clone, Debug)]
 pub struct Fncc {
     core: Core,
     hook: LastHopSpeedup,
@@ -274,6 +276,7 @@ pub const RECEIVER_STATE_NAMES: &[&str] = &["N"];
 /// oldest end, so each event costs O(1) amortised and nothing is allocated per packet.
 /// Events are expected in time order (harness.md 2); a step back in time is not an error,
 /// the list then simply stops expiring at the first flow that is not old enough.
+#[derive(Clone, Debug)]
 pub struct Receiver {
     t_active_ns: u64,
     last_rx_ns: Vec<u64>,

@@ -234,8 +234,14 @@ impl Derived {
     /// HPCC-1: `R = floor(W × 8e9 / T)` bps, exact in integer arithmetic.
     #[inline]
     pub(crate) fn rate_bps(&self, w: u64) -> u64 {
-        let r = w as u128 * BITS_NS_PER_BYTE_S / self.t_ns as u128;
-        u64::try_from(r).unwrap_or(u64::MAX)
+        // Windows below 2.3 GB keep W × 8e9 in u64, where division is cheaper; same result.
+        match w.checked_mul(BITS_NS_PER_BYTE_S as u64) {
+            Some(bits_ns) => bits_ns / self.t_ns,
+            None => {
+                let r = w as u128 * BITS_NS_PER_BYTE_S / self.t_ns as u128;
+                u64::try_from(r).unwrap_or(u64::MAX)
+            }
+        }
     }
 }
 
@@ -667,5 +673,8 @@ mod tests {
         assert_eq!(d.floor_clamp(150_000.5), 150_000);
         // 1000 × 8e9 / 12000 = 666,666,666.67 -> 666,666,666
         assert_eq!(d.rate_bps(1000), 666_666_666);
+        // Past the u64 fast path (2^32 × 8e9 > 2^64): 2^32 × 8e9 / 12000
+        //   python3 -c "print(2**32*8_000_000_000//12000)" -> 2863311530666666
+        assert_eq!(d.rate_bps(1 << 32), 2_863_311_530_666_666);
     }
 }
