@@ -3,10 +3,13 @@
 //! Today: `inspect`. The replay, diff, check and bless commands build on the same pieces.
 #![forbid(unsafe_code)]
 
+pub mod diff;
 pub mod dut;
+pub mod extract;
 pub mod inspect;
 pub mod intern;
 pub mod jsonl;
 pub mod manifest;
 pub mod models;
 pub mod protocol;
+pub mod replay;

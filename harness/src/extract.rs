@@ -1,0 +1,475 @@
+//! From a capture to per-flow events (harness.md 1-2).
+//!
+//! Two streaming passes over the capture, so memory grows with the number of flows, never with
+//! the file: the first pass finds the flows and pairs their two directions, the second turns
+//! every packet of a paired flow into an [`Event`].
+//!
+//! A flow at a sender is (local IP, local QP, remote IP, remote QP): data packets carry the
+//! remote QP, ACKs / NAKs / CNPs the local QP. The two directions are paired from the
+//! manifest's `[[flows]]` when given, else by IP pair when exactly one QP goes each way, else by
+//! PSN continuity (an ACK's PSN falls in the range of PSNs the candidate flow sent). What could
+//! not be paired is reported, never dropped silently. At a receiver a flow is (local IP, local
+//! QP, remote IP): data packets in.
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::path::Path;
+
+use ccreplay_codecs::DecodeConfig;
+use ccreplay_codecs::capture::{CaptureError, CaptureReader};
+use ccreplay_codecs::ib::Syndrome;
+use ccreplay_codecs::packet::{AckExt, Packet, Roce, Shim};
+use ccreplay_codecs::shim::int::IntStack;
+use ccreplay_reference_cc::event::AckInfo;
+use ccreplay_reference_cc::{Event, EventKind, FlowId};
+
+use crate::manifest::{CapturePoint, FlowSpec, Manifest};
+
+/// One flow as the harness numbers it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FlowInfo {
+    /// Dense id, in order of first appearance.
+    pub id: FlowId,
+    /// The capture point's host.
+    pub local_ip: IpAddr,
+    /// Its QP (`None` at a sender whose ACK direction was never seen).
+    pub local_qp: Option<u32>,
+    /// The peer.
+    pub remote_ip: IpAddr,
+    /// The peer's QP (`None` at a receiver).
+    pub remote_qp: Option<u32>,
+    /// How the two directions were paired.
+    pub paired_by: &'static str,
+}
+
+/// What the extraction saw that did not become an event, by reason.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ExtractReport {
+    /// Records read.
+    pub packets: u64,
+    /// Events produced.
+    pub events: u64,
+    /// Malformed packets (decode error), with the first few frame numbers.
+    pub malformed: u64,
+    /// Frame numbers and messages of the first malformed packets.
+    pub malformed_examples: Vec<(u64, String)>,
+    /// RoCEv2 packets neither from nor to the capture point's host.
+    pub not_this_host: u64,
+    /// Non-RoCEv2 packets (PFC, other traffic).
+    pub not_roce: u64,
+    /// RoCEv2 packets that are no flow event at this capture point (read requests and
+    /// responses, ACKs at a receiver, ...).
+    pub other_opcodes: u64,
+    /// ACK / NAK / CNP directions that could not be paired with a data direction, with their
+    /// packet counts: (remote IP, local QP, packets).
+    pub unpaired_acks: Vec<(IpAddr, u32, u64)>,
+    /// Events whose timestamp went backwards in the capture and were fed at the previous time.
+    pub time_clamped: u64,
+    /// The capture ended with a framing error.
+    pub capture_error: Option<String>,
+}
+
+/// Why events could not be extracted (exit status 2).
+#[derive(Debug, thiserror::Error)]
+pub enum ExtractError {
+    /// The capture could not be opened or read.
+    #[error("{path}: {source}")]
+    Capture {
+        /// File.
+        path: String,
+        /// Why.
+        source: CaptureError,
+    },
+}
+
+/// The flows of a trace and the key lookups of the second pass.
+#[derive(Clone, Debug, Default)]
+pub struct FlowTable {
+    /// Flows by id.
+    pub flows: Vec<FlowInfo>,
+    /// (remote IP, remote QP) of data packets → flow.
+    by_data: HashMap<(IpAddr, u32), FlowId>,
+    /// (remote IP, local QP) of ACKs / NAKs / CNPs → flow.
+    by_ack: HashMap<(IpAddr, u32), FlowId>,
+}
+
+impl FlowTable {
+    /// The flow of a data packet to `remote` with DestQP `qp` (sender) or from `remote` to
+    /// local QP `qp` (receiver).
+    pub fn data_flow(&self, remote: IpAddr, qp: u32) -> Option<FlowId> {
+        self.by_data.get(&(remote, qp)).copied()
+    }
+
+    /// The flow of an ACK / NAK / CNP from `remote` with DestQP `qp`.
+    pub fn ack_flow(&self, remote: IpAddr, qp: u32) -> Option<FlowId> {
+        self.by_ack.get(&(remote, qp)).copied()
+    }
+}
+
+/// How a packet looks from the capture point.
+enum Seen<'a> {
+    /// Sender: data out (remote IP, DestQP = remote QP).
+    DataOut(IpAddr, &'a Roce<'a>),
+    /// Sender: ACK / NAK / CNP in (remote IP, DestQP = local QP).
+    AckIn(IpAddr, &'a Roce<'a>),
+    /// Receiver: data in (remote IP, DestQP = local QP).
+    DataIn(IpAddr, &'a Roce<'a>),
+    /// Not a flow event here.
+    Other,
+    /// Neither from nor to the host.
+    NotThisHost,
+}
+
+fn classify<'a>(point: &CapturePoint, p: &'a Packet<'a>) -> Seen<'a> {
+    let (Some(ip), Some(r)) = (&p.ip, &p.roce) else {
+        return Seen::Other;
+    };
+    let (src, dst) = (ip.addrs.src(), ip.addrs.dst());
+    let op = r.bth.opcode();
+    let host = point.host();
+    match point {
+        CapturePoint::Sender { .. } => {
+            if src == host && op.is_data() {
+                Seen::DataOut(dst, r)
+            } else if dst == host && (op.is_ack() || op.is_cnp()) {
+                Seen::AckIn(src, r)
+            } else if src != host && dst != host {
+                Seen::NotThisHost
+            } else {
+                Seen::Other
+            }
+        }
+        CapturePoint::Receiver { .. } => {
+            if dst == host && op.is_data() {
+                Seen::DataIn(src, r)
+            } else if src != host && dst != host {
+                Seen::NotThisHost
+            } else {
+                Seen::Other
+            }
+        }
+    }
+}
+
+/// Per-direction facts of the first pass.
+#[derive(Default)]
+struct DirStats {
+    first_frame: u64,
+    packets: u64,
+    psn_min: u32,
+    psn_max: u32,
+}
+
+/// Pass 1: find the flows and pair their directions.
+pub fn build_flow_table(
+    capture: &Path,
+    manifest: &Manifest,
+) -> Result<(FlowTable, ExtractReport), ExtractError> {
+    let cfg = manifest.decode_config();
+    let point = &manifest.capture_point;
+    let mut reader = CaptureReader::open(capture).map_err(|source| ExtractError::Capture {
+        path: capture.display().to_string(),
+        source,
+    })?;
+    let mut data: HashMap<(IpAddr, u32), DirStats> = HashMap::new();
+    let mut acks: HashMap<(IpAddr, u32), (u64, u64, Vec<u32>)> = HashMap::new();
+    let mut report = ExtractReport::default();
+    while let Some(rec) = reader.next_record() {
+        let rec = match rec {
+            Ok(r) => r,
+            Err(e) => {
+                report.capture_error = Some(e.to_string());
+                break;
+            }
+        };
+        let p = Packet::from_record(&rec, &cfg);
+        if p.error.is_some() {
+            continue;
+        }
+        match classify(point, &p) {
+            Seen::DataOut(remote, r) | Seen::DataIn(remote, r) => {
+                let psn = r.bth.psn();
+                let s = data
+                    .entry((remote, r.bth.dest_qp()))
+                    .or_insert_with(|| DirStats {
+                        first_frame: rec.frame_number,
+                        psn_min: psn,
+                        psn_max: psn,
+                        ..Default::default()
+                    });
+                s.packets += 1;
+                s.psn_min = s.psn_min.min(psn);
+                s.psn_max = s.psn_max.max(psn);
+            }
+            Seen::AckIn(remote, r) => {
+                let e = acks.entry((remote, r.bth.dest_qp())).or_insert((
+                    rec.frame_number,
+                    0,
+                    Vec::new(),
+                ));
+                e.1 += 1;
+                // A few ACK PSNs are enough to recognise the flow they acknowledge.
+                if !r.bth.opcode().is_cnp() && e.2.len() < 16 {
+                    e.2.push(r.bth.psn());
+                }
+            }
+            _ => {}
+        }
+    }
+
+    // Flow ids in order of first appearance of their data direction.
+    let mut data_keys: Vec<((IpAddr, u32), DirStats)> = data.into_iter().collect();
+    data_keys.sort_by_key(|(_, s)| s.first_frame);
+    let mut table = FlowTable::default();
+    let host = point.host();
+    for (id, ((remote, qp), _)) in data_keys.iter().enumerate() {
+        let id = id as FlowId;
+        let (local_qp, remote_qp) = match point {
+            CapturePoint::Sender { .. } => (None, Some(*qp)),
+            CapturePoint::Receiver { .. } => (Some(*qp), None),
+        };
+        table.flows.push(FlowInfo {
+            id,
+            local_ip: host,
+            local_qp,
+            remote_ip: *remote,
+            remote_qp,
+            paired_by: "data only",
+        });
+        table.by_data.insert((*remote, *qp), id);
+    }
+    if let CapturePoint::Sender { .. } = point {
+        pair_acks(&mut table, &data_keys, acks, &manifest.flows, &mut report);
+    }
+    Ok((table, report))
+}
+
+fn pair_acks(
+    table: &mut FlowTable,
+    data_keys: &[((IpAddr, u32), DirStats)],
+    acks: HashMap<(IpAddr, u32), (u64, u64, Vec<u32>)>,
+    explicit: &[FlowSpec],
+    report: &mut ExtractReport,
+) {
+    let mut ack_keys: Vec<((IpAddr, u32), (u64, u64, Vec<u32>))> = acks.into_iter().collect();
+    ack_keys.sort_by_key(|(_, v)| v.0);
+    let paired = |table: &mut FlowTable, flow: FlowId, key: (IpAddr, u32), how: &'static str| {
+        table.by_ack.insert(key, flow);
+        let f = &mut table.flows[flow as usize];
+        f.local_qp = Some(key.1);
+        f.paired_by = how;
+    };
+    // 1. The manifest.
+    for spec in explicit {
+        if let Some(flow) = table.data_flow(spec.remote_ip, spec.remote_qp) {
+            paired(table, flow, (spec.remote_ip, spec.local_qp), "manifest");
+        }
+    }
+    // 2. IP pair: exactly one data QP and one ACK QP for a remote IP.
+    let mut data_by_ip: HashMap<IpAddr, Vec<FlowId>> = HashMap::new();
+    for (i, ((ip, _), _)) in data_keys.iter().enumerate() {
+        if table.flows[i].local_qp.is_none() {
+            data_by_ip.entry(*ip).or_default().push(i as FlowId);
+        }
+    }
+    let mut ack_by_ip: HashMap<IpAddr, Vec<usize>> = HashMap::new();
+    for (i, (key, _)) in ack_keys.iter().enumerate() {
+        if !table.by_ack.contains_key(key) {
+            ack_by_ip.entry(key.0).or_default().push(i);
+        }
+    }
+    for (ip, acks_here) in &ack_by_ip {
+        if let (Some(flows), [a]) = (data_by_ip.get(ip), acks_here.as_slice())
+            && let [f] = flows.as_slice()
+        {
+            paired(table, *f, ack_keys[*a].0, "ip pair");
+        }
+    }
+    // 3. PSN continuity: each remaining ACK direction goes to the flow of the same remote IP
+    //    whose sent PSN range holds most of its sampled ACK PSNs.
+    for (key, (_, _, psns)) in &ack_keys {
+        if table.by_ack.contains_key(key) {
+            continue;
+        }
+        let best = data_keys
+            .iter()
+            .enumerate()
+            .filter(|(i, ((ip, _), _))| *ip == key.0 && table.flows[*i].local_qp.is_none())
+            .map(|(i, (_, s))| {
+                let hits = psns
+                    .iter()
+                    .filter(|&&p| p >= s.psn_min && p <= s.psn_max.saturating_add(1))
+                    .count();
+                (hits, i)
+            })
+            .filter(|(hits, _)| *hits > 0)
+            .max_by_key(|(hits, i)| (*hits, std::cmp::Reverse(*i)));
+        if let Some((_, i)) = best {
+            paired(table, i as FlowId, *key, "psn continuity");
+        }
+    }
+    for (key, (_, packets, _)) in &ack_keys {
+        if !table.by_ack.contains_key(key) {
+            report.unpaired_acks.push((key.0, key.1, *packets));
+        }
+    }
+}
+
+fn ack_info(r: &Roce<'_>) -> (bool, AckInfo) {
+    let aeth = r.aeth().unwrap_or_default();
+    let nak = matches!(aeth.decoded(), Syndrome::Nak(_) | Syndrome::RnrNak { .. });
+    let (mut n, mut cwnd, mut flags, mut ts, mut int): (
+        Option<u16>,
+        Option<u32>,
+        Option<u8>,
+        Option<u64>,
+        Option<IntStack>,
+    ) = (None, None, None, None, None);
+    match r.shim {
+        Shim::Int(s) => int = Some(s.to_owned_stack()),
+        Shim::RccTimestamp(t) => ts = Some(t),
+        Shim::None => {}
+    }
+    match r.ack_ext {
+        AckExt::Fncc(f) => {
+            n = Some(f.n);
+            int = Some(f.int.to_owned_stack());
+        }
+        AckExt::Rcc(e) => {
+            n = Some(e.n);
+            cwnd = Some(e.cwnd);
+            flags = Some(e.flags);
+        }
+        AckExt::None => {}
+    }
+    (
+        nak,
+        AckInfo {
+            psn: r.bth.psn(),
+            syndrome: aeth.syndrome,
+            int,
+            n,
+            cwnd,
+            rcc_flags: flags,
+            ts_ns: ts,
+        },
+    )
+}
+
+/// Pass 2: stream the events of a capture, in capture order, to `sink`. Returns the report.
+pub fn stream_events(
+    capture: &Path,
+    cfg: &DecodeConfig,
+    point: &CapturePoint,
+    table: &FlowTable,
+    mut report: ExtractReport,
+    mut sink: impl FnMut(&Event),
+) -> Result<ExtractReport, ExtractError> {
+    let mut reader = CaptureReader::open(capture).map_err(|source| ExtractError::Capture {
+        path: capture.display().to_string(),
+        source,
+    })?;
+    let mut index = vec![0u64; table.flows.len()];
+    let mut last_t = 0u64;
+    report.capture_error = None;
+    while let Some(rec) = reader.next_record() {
+        let rec = match rec {
+            Ok(r) => r,
+            Err(e) => {
+                report.capture_error = Some(e.to_string());
+                break;
+            }
+        };
+        report.packets += 1;
+        let p = Packet::from_record(&rec, cfg);
+        if let Some(e) = &p.error {
+            report.malformed += 1;
+            if report.malformed_examples.len() < 5 {
+                report
+                    .malformed_examples
+                    .push((rec.frame_number, e.to_string()));
+            }
+            continue;
+        }
+        if p.roce.is_none() {
+            report.not_roce += 1;
+            continue;
+        }
+        let ecn = p.ip.map_or(0, |ip| ip.ecn);
+        let (flow, kind) = match classify(point, &p) {
+            Seen::DataOut(remote, r) => {
+                let Some(flow) = table.data_flow(remote, r.bth.dest_qp()) else {
+                    continue;
+                };
+                let kind = EventKind::TxData {
+                    psn: r.bth.psn(),
+                    bytes: r.payload.len() as u32,
+                    opcode: r.bth.opcode().0,
+                };
+                (flow, kind)
+            }
+            Seen::AckIn(remote, r) => {
+                let Some(flow) = table.ack_flow(remote, r.bth.dest_qp()) else {
+                    continue;
+                };
+                if r.bth.opcode().is_cnp() {
+                    (flow, EventKind::RxCnp)
+                } else {
+                    let (nak, info) = ack_info(r);
+                    (
+                        flow,
+                        if nak {
+                            EventKind::RxNak(info)
+                        } else {
+                            EventKind::RxAck(info)
+                        },
+                    )
+                }
+            }
+            Seen::DataIn(remote, r) => {
+                let Some(flow) = table.data_flow(remote, r.bth.dest_qp()) else {
+                    continue;
+                };
+                let send_ts_ns = match r.shim {
+                    Shim::RccTimestamp(t) => Some(t),
+                    _ => None,
+                };
+                let kind = EventKind::RxData {
+                    psn: r.bth.psn(),
+                    bytes: r.payload.len() as u32,
+                    opcode: r.bth.opcode().0,
+                    ecn,
+                    send_ts_ns,
+                };
+                (flow, kind)
+            }
+            Seen::Other => {
+                report.other_opcodes += 1;
+                continue;
+            }
+            Seen::NotThisHost => {
+                report.not_this_host += 1;
+                continue;
+            }
+        };
+        // Model time never goes backwards (C-2, C-5): a capture whose clock steps back feeds
+        // the event at the previous time, and says how often it did.
+        let t_ns = if rec.ts_ns < last_t {
+            report.time_clamped += 1;
+            last_t
+        } else {
+            rec.ts_ns
+        };
+        last_t = t_ns;
+        let i = &mut index[flow as usize];
+        sink(&Event {
+            t_ns,
+            flow,
+            index: *i,
+            kind,
+        });
+        *i += 1;
+        report.events += 1;
+    }
+    Ok(report)
+}

@@ -1,0 +1,286 @@
+//! Replay: events through a reference model or a DUT, decisions out (harness.md 3).
+//!
+//! Output order, the same for every `--jobs`: for models whose flows are independent
+//! ([`Model::per_flow`]) each flow runs on its own model instance and decisions are written
+//! sorted by (time, flow, order within the flow); models with cross-flow state (receivers)
+//! run on one instance and their decisions are written in the order they are made. Timers fire
+//! as algorithms.md C-5 says: every timer due at or before an event's time, in deadline order,
+//! before that event; at the end, every timer due up to the trace's last event.
+//!
+//! Events are processed in chunks that never split one timestamp, so memory stays bounded by
+//! the chunk and the number of flows, whatever the capture's size.
+
+use std::path::{Path, PathBuf};
+
+use ccreplay_reference_cc::{Decision, Event, Model};
+use rayon::prelude::*;
+
+use crate::dut::{Dut, DutError, ModelDut};
+use crate::extract::{self, ExtractError, ExtractReport, FlowTable};
+use crate::manifest::{Manifest, ManifestError, ModelSpec};
+use crate::models::{self, ModelError};
+
+/// Events per chunk of a parallel replay.
+const CHUNK_EVENTS: usize = 1 << 18;
+
+/// A trace: a manifest and its capture.
+#[derive(Clone, Debug)]
+pub struct Trace {
+    /// The manifest file.
+    pub manifest_path: PathBuf,
+    /// Its content.
+    pub manifest: Manifest,
+    /// The capture it describes.
+    pub capture: PathBuf,
+}
+
+impl Trace {
+    /// Load a trace from its manifest path, or from its capture path (the manifest is the file
+    /// with the same stem and `.toml`).
+    pub fn load(path: &Path) -> Result<Trace, ManifestError> {
+        let manifest_path = if path.extension().is_some_and(|e| e == "toml") {
+            path.to_path_buf()
+        } else {
+            path.with_extension("toml")
+        };
+        let manifest = Manifest::load(&manifest_path)?;
+        let capture = manifest.capture_path(&manifest_path);
+        Ok(Trace {
+            manifest_path,
+            manifest,
+            capture,
+        })
+    }
+
+    /// The trace's name: the manifest's file stem.
+    pub fn name(&self) -> String {
+        self.manifest_path
+            .file_stem()
+            .map_or_else(String::new, |s| s.to_string_lossy().into_owned())
+    }
+
+    /// The manifest's model of this name.
+    pub fn model(&self, name: &str) -> Option<&ModelSpec> {
+        self.manifest.models.iter().find(|m| m.name == name)
+    }
+}
+
+/// Why a replay failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    /// Bad model name or parameters (exit 2).
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    /// Unreadable capture (exit 2).
+    #[error(transparent)]
+    Extract(#[from] ExtractError),
+    /// The DUT failed (exit 3).
+    #[error(transparent)]
+    Dut(#[from] DutError),
+    /// Writing decisions failed.
+    #[error("writing decisions: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// What a replay did.
+#[derive(Clone, Debug, Default)]
+pub struct ReplayStats {
+    /// Events fed.
+    pub events: u64,
+    /// Decisions made.
+    pub decisions: u64,
+    /// The flows, as the extraction numbered them.
+    pub flows: FlowTable,
+    /// What the extraction skipped and why.
+    pub extract: ExtractReport,
+}
+
+/// Build the model of `spec` with the manifest's network parameters filled in.
+pub fn build_model(trace: &Trace, spec: &ModelSpec) -> Result<Box<dyn Model + Send>, ModelError> {
+    models::build(&spec.name, &trace.manifest.model_params(spec))
+}
+
+/// Stream the events of a trace (both extraction passes) to `sink`.
+pub fn for_each_event(
+    trace: &Trace,
+    sink: impl FnMut(&Event),
+) -> Result<(FlowTable, ExtractReport), ExtractError> {
+    let (table, report) = extract::build_flow_table(&trace.capture, &trace.manifest)?;
+    let cfg = trace.manifest.decode_config();
+    let report = extract::stream_events(
+        &trace.capture,
+        &cfg,
+        &trace.manifest.capture_point,
+        &table,
+        report,
+        sink,
+    )?;
+    Ok((table, report))
+}
+
+/// One flow's model instance and the decisions it made in the current chunk.
+struct FlowRun {
+    dut: ModelDut<dyn Model + Send>,
+    events: Vec<Event>,
+    out: Vec<Decision>,
+}
+
+/// Replay a trace through the reference model `spec`, passing every decision to `sink` in the
+/// documented order. `jobs` > 1 runs flows in parallel; the output is the same.
+pub fn replay_reference(
+    trace: &Trace,
+    spec: &ModelSpec,
+    jobs: usize,
+    mut sink: impl FnMut(&Decision) -> std::io::Result<()>,
+) -> Result<ReplayStats, ReplayError> {
+    let probe = build_model(trace, spec)?;
+    if !probe.per_flow() {
+        let mut dut = ModelDut::new(probe);
+        return replay_dut(trace, &mut dut, sink);
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs.max(1))
+        .build()
+        .map_err(|e| std::io::Error::other(e.to_string()))?;
+    let mut runs: Vec<Option<FlowRun>> = Vec::new();
+    let mut chunk: Vec<Event> = Vec::with_capacity(CHUNK_EVENTS);
+    let mut stats = ReplayStats::default();
+    let mut failure: Option<ReplayError> = None;
+    let mut merged: Vec<(u64, u32, u32, Decision)> = Vec::new();
+
+    // Run the chunk's events per flow, fire timers due before `until_ns` (exclusive), and
+    // write the chunk's decisions in (time, flow, order) order.
+    let mut flush = |chunk: &mut Vec<Event>,
+                     runs: &mut Vec<Option<FlowRun>>,
+                     until_ns: Option<u64>,
+                     end: bool,
+                     sink: &mut dyn FnMut(&Decision) -> std::io::Result<()>,
+                     stats: &mut ReplayStats|
+     -> Result<(), ReplayError> {
+        for ev in chunk.drain(..) {
+            let f = ev.flow as usize;
+            if runs.len() <= f {
+                runs.resize_with(f + 1, || None);
+            }
+            if runs[f].is_none() {
+                runs[f] = Some(FlowRun {
+                    dut: ModelDut::new(build_model(trace, spec)?),
+                    events: Vec::new(),
+                    out: Vec::new(),
+                });
+            }
+            runs[f].as_mut().map(|r| r.events.push(ev));
+        }
+        pool.install(|| {
+            runs.par_iter_mut().flatten().for_each(|r| {
+                for ev in r.events.drain(..) {
+                    let _ = r.dut.event(&ev, &mut r.out);
+                }
+                match (until_ns, end) {
+                    (_, true) => {}
+                    (Some(t), false) if t > 0 => {
+                        let _ = r.dut.finish(t - 1, &mut r.out);
+                    }
+                    _ => {}
+                }
+            })
+        });
+        merged.clear();
+        for (flow, r) in runs.iter_mut().enumerate() {
+            if let Some(r) = r {
+                if end {
+                    let _ = r.dut.finish(until_ns.unwrap_or(0), &mut r.out);
+                }
+                for (i, d) in r.out.drain(..).enumerate() {
+                    merged.push((d.t_ns, flow as u32, i as u32, d));
+                }
+            }
+        }
+        merged.sort_unstable_by_key(|(t, f, i, _)| (*t, *f, *i));
+        stats.decisions += merged.len() as u64;
+        for (_, _, _, d) in &merged {
+            sink(d)?;
+        }
+        Ok(())
+    };
+
+    let mut last_t = 0u64;
+    let (table, report) = for_each_event(trace, |ev| {
+        if failure.is_some() {
+            return;
+        }
+        stats.events += 1;
+        if chunk.len() >= CHUNK_EVENTS && ev.t_ns > last_t {
+            if let Err(e) = flush(
+                &mut chunk,
+                &mut runs,
+                Some(ev.t_ns),
+                false,
+                &mut sink,
+                &mut stats,
+            ) {
+                failure = Some(e);
+                return;
+            }
+        }
+        last_t = ev.t_ns;
+        chunk.push(*ev);
+    })?;
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    flush(
+        &mut chunk,
+        &mut runs,
+        Some(last_t),
+        true,
+        &mut sink,
+        &mut stats,
+    )?;
+    stats.flows = table;
+    stats.extract = report;
+    Ok(stats)
+}
+
+/// Replay a trace through a DUT, one event at a time in trace order.
+pub fn replay_dut(
+    trace: &Trace,
+    dut: &mut dyn Dut,
+    mut sink: impl FnMut(&Decision) -> std::io::Result<()>,
+) -> Result<ReplayStats, ReplayError> {
+    let mut stats = ReplayStats::default();
+    let mut out = Vec::new();
+    let mut failure: Option<ReplayError> = None;
+    let mut last_t = 0;
+    let (table, report) = for_each_event(trace, |ev| {
+        if failure.is_some() {
+            return;
+        }
+        stats.events += 1;
+        last_t = ev.t_ns;
+        out.clear();
+        if let Err(e) = dut.event(ev, &mut out) {
+            failure = Some(e.into());
+            return;
+        }
+        for d in &out {
+            if let Err(e) = sink(d) {
+                failure = Some(e.into());
+                return;
+            }
+        }
+        stats.decisions += out.len() as u64;
+    })?;
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    out.clear();
+    dut.finish(last_t, &mut out)?;
+    for d in &out {
+        sink(d)?;
+    }
+    stats.decisions += out.len() as u64;
+    stats.flows = table;
+    stats.extract = report;
+    Ok(stats)
+}
