@@ -6,6 +6,7 @@
 pub mod diff;
 pub mod dut;
 pub mod extract;
+pub mod golden;
 pub mod inspect;
 pub mod intern;
 pub mod jsonl;

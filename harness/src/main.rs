@@ -1,11 +1,21 @@
-//! `ccreplay`: the command line.
+//! `ccreplay`: the command line (harness.md 6).
+//!
+//! Exit status: 0 conformant / done, 1 differences found (or `--strict` malformed packets),
+//! 2 bad input or usage, 3 the DUT failed.
 
 use std::io::{self, IsTerminal, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use ccreplay::diff::{self, DiffOptions, Side, StateCompare, Tolerance};
+use ccreplay::dut::{Dut, ModelDut};
+use ccreplay::golden::{self, Outcome};
 use ccreplay::inspect::{self, Format, InspectOptions};
+use ccreplay::models;
+use ccreplay::protocol;
+use ccreplay::replay::{self, ReplayError, Trace};
 use ccreplay_codecs::shim::{IntConfig, IntLayout};
 use ccreplay_codecs::{DecodeConfig, Dialect};
 
@@ -19,15 +29,136 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Check every bundled trace against its golden decisions (the main job).
+    #[command(after_help = "Examples:
+  ccreplay check                      # traces/ against golden/
+  ccreplay check my-traces --golden my-golden --junit report.xml
+
+Exit status: 0 every trace conforms; 1 a difference or a missing golden file;
+2 a trace or manifest could not be read.")]
+    Check(CheckArgs),
+    /// Replay a trace through a reference model or a DUT; write decisions as JSON Lines.
+    #[command(after_help = "Examples:
+  ccreplay replay traces/hpcc_dumbbell.toml                    # the manifest's first model
+  ccreplay replay traces/roce_dcqcn.pcap --model dcqcn-nic --out dcqcn.jsonl
+  ccreplay replay traces/hpcc_dumbbell.toml --dut 'process:python3 examples/duts/hpcc_dut.py'
+
+Exit status: 0 done; 2 bad trace, manifest or model; 3 the DUT failed.")]
+    Replay(ReplayArgs),
+    /// Compare a DUT (or a golden file) with the reference model on a trace.
+    #[command(after_help = "Examples:
+  ccreplay diff traces/hpcc_dumbbell.toml --dut 'process:python3 examples/duts/hpcc_dut.py'
+  ccreplay diff traces/hpcc_dumbbell.toml --dut cabi:./libhpcc_dut.so --state all
+  ccreplay diff traces/roce_dcqcn.toml --dut model:dcqcn-nic --tol rate_bps=rel:0.01
+  ccreplay diff traces/hpcc_dumbbell.toml --golden golden/hpcc_dumbbell/hpcc.jsonl --junit out.xml
+
+Exit status: 0 conformant; 1 differences found; 2 bad input; 3 the DUT failed.")]
+    Diff(DiffArgs),
+    /// Rewrite golden files from the reference models (atomically; refuses if a replay fails).
+    #[command(after_help = "Examples:
+  ccreplay bless                       # every trace in traces/
+  ccreplay bless --trace hpcc_dumbbell # one trace
+
+Review the change with `git diff golden/` before committing it.")]
+    Bless(BlessArgs),
     /// Decode a capture packet by packet (Wireshark field names in JSON).
     #[command(after_help = "Examples:
-  ccreplay inspect traces/hpcc_incast.pcap --dialect hpcc
+  ccreplay inspect traces/hpcc_dumbbell.pcap --dialect hpcc
   ccreplay inspect capture.pcapng --format json | jq 'select(.\"infiniband.bth.opcode\" == 17)'
   ccreplay inspect capture.pcap --strict   # exit 1 if any packet is malformed
 
 Exit status: 0 read to the end; 1 with --strict when a packet was malformed;
 2 when the file cannot be read.")]
     Inspect(InspectArgs),
+}
+
+#[derive(Args)]
+struct CheckArgs {
+    /// Folder of traces (capture + manifest pairs).
+    #[arg(default_value = "traces")]
+    dir: PathBuf,
+    /// Folder of golden files (`<trace>/<model>.jsonl`).
+    #[arg(long, default_value = "golden")]
+    golden: PathBuf,
+    /// Flows replayed in parallel.
+    #[arg(long, default_value_t = 1)]
+    jobs: usize,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    format: ReportFormat,
+    /// Also write a JUnit XML report here.
+    #[arg(long)]
+    junit: Option<PathBuf>,
+}
+
+#[derive(Args)]
+struct ReplayArgs {
+    /// A trace: its manifest (`.toml`) or its capture (the manifest beside it is used).
+    trace: PathBuf,
+    /// Reference model (default: the manifest's first).
+    #[arg(long)]
+    model: Option<String>,
+    /// Replay through a DUT instead: `model:NAME`, `process:COMMAND ARGS...`, `cabi:LIBRARY`.
+    #[arg(long)]
+    dut: Option<String>,
+    /// Write decisions here (atomically) instead of standard output.
+    #[arg(long, short)]
+    out: Option<PathBuf>,
+    /// Flows replayed in parallel (reference models with independent flows).
+    #[arg(long, default_value_t = 1)]
+    jobs: usize,
+    /// Per-request timeout of a process DUT, ms.
+    #[arg(long, default_value_t = 10_000)]
+    dut_timeout_ms: u64,
+}
+
+#[derive(Args)]
+struct DiffArgs {
+    /// A trace: its manifest (`.toml`) or its capture.
+    trace: PathBuf,
+    /// Reference model (default: the manifest's first).
+    #[arg(long)]
+    model: Option<String>,
+    /// The DUT: `model:NAME`, `process:COMMAND ARGS...`, `cabi:LIBRARY`.
+    #[arg(long, conflicts_with = "golden", required_unless_present = "golden")]
+    dut: Option<String>,
+    /// Compare a golden / decisions file with the reference instead of a DUT.
+    #[arg(long)]
+    golden: Option<PathBuf>,
+    /// Tolerance on a field: FIELD=abs:X or FIELD=rel:X (repeatable; state fields as state.NAME).
+    #[arg(long = "tol", value_parser = parse_tolerance)]
+    tolerances: Vec<Tolerance>,
+    /// Compare state too: `all`, or a comma-separated list of names (W,Wc,U).
+    #[arg(long)]
+    state: Option<String>,
+    /// Output format (default: text).
+    #[arg(long, value_enum, default_value = "text")]
+    format: ReportFormat,
+    /// Also write a JUnit XML report here.
+    #[arg(long)]
+    junit: Option<PathBuf>,
+    /// Flows replayed in parallel for the reference side.
+    #[arg(long, default_value_t = 1)]
+    jobs: usize,
+    /// Per-request timeout of a process DUT, ms.
+    #[arg(long, default_value_t = 10_000)]
+    dut_timeout_ms: u64,
+}
+
+#[derive(Args)]
+struct BlessArgs {
+    /// Folder of traces.
+    #[arg(default_value = "traces")]
+    dir: PathBuf,
+    /// Folder of golden files.
+    #[arg(long, default_value = "golden")]
+    golden: PathBuf,
+    /// Only this trace (its manifest's stem).
+    #[arg(long)]
+    trace: Option<String>,
+    /// Flows replayed in parallel.
+    #[arg(long, default_value_t = 1)]
+    jobs: usize,
 }
 
 #[derive(Args)]
@@ -57,18 +188,439 @@ struct InspectArgs {
     pfc_link_gbps: u64,
 }
 
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ReportFormat {
+    Text,
+    Json,
+}
+
 fn parse_dialect(s: &str) -> Result<Dialect, String> {
     s.parse()
 }
 
-fn main() -> ExitCode {
-    let cli = Cli::parse();
-    match cli.command {
-        Command::Inspect(a) => run_inspect(a),
+fn parse_tolerance(s: &str) -> Result<Tolerance, String> {
+    s.parse()
+}
+
+/// A failure with its exit status and a one-line hint.
+struct Failure {
+    code: u8,
+    message: String,
+    hint: Option<String>,
+}
+
+impl Failure {
+    fn input(message: impl ToString, hint: impl Into<Option<String>>) -> Self {
+        Failure {
+            code: 2,
+            message: message.to_string(),
+            hint: hint.into(),
+        }
     }
 }
 
-fn run_inspect(a: InspectArgs) -> ExitCode {
+impl From<ReplayError> for Failure {
+    fn from(e: ReplayError) -> Self {
+        match &e {
+            ReplayError::Dut(_) => Failure { code: 3, message: e.to_string(), hint: None },
+            ReplayError::Model(_) => Failure::input(e, "`ccreplay replay --help` lists the models; parameters are documented in docs/models/".to_string()),
+            ReplayError::Extract(_) => Failure::input(e, "the capture must be a pcap or pcapng file beside its manifest".to_string()),
+            ReplayError::Io(_) => Failure::input(e, None),
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Check(a) => run_check(a),
+        Command::Replay(a) => run_replay(a),
+        Command::Diff(a) => run_diff(a),
+        Command::Bless(a) => run_bless(a),
+        Command::Inspect(a) => run_inspect(a),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(f) => {
+            eprintln!("ccreplay: {}", f.message);
+            if let Some(h) = f.hint {
+                eprintln!("hint: {h}");
+            }
+            ExitCode::from(f.code)
+        }
+    }
+}
+
+fn load_trace(path: &Path) -> Result<Trace, Failure> {
+    Trace::load(path).map_err(|e| {
+        Failure::input(
+            e,
+            "a trace is a capture plus a manifest with the same stem; see docs/manifest.md"
+                .to_string(),
+        )
+    })
+}
+
+fn pick_model<'a>(
+    trace: &'a Trace,
+    name: Option<&str>,
+) -> Result<&'a ccreplay::manifest::ModelSpec, Failure> {
+    let models = &trace.manifest.models;
+    match name {
+        None => models
+            .first()
+            .ok_or_else(|| Failure::input("the manifest names no model", None)),
+        Some(n) => trace.model(n).ok_or_else(|| {
+            Failure::input(
+                format!(
+                    "{}: the manifest has no model `{n}`",
+                    trace.manifest_path.display()
+                ),
+                format!(
+                    "it has: {}",
+                    models
+                        .iter()
+                        .map(|m| m.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            )
+        }),
+    }
+}
+
+/// Build a DUT from `--dut`.
+fn make_dut(
+    spec: &str,
+    trace: &Trace,
+    model: &ccreplay::manifest::ModelSpec,
+    timeout_ms: u64,
+) -> Result<Box<dyn Dut>, Failure> {
+    let _ = timeout_ms;
+    let (kind, rest) = spec.split_once(':').unwrap_or((spec, ""));
+    match kind {
+        "model" => {
+            let m = models::build(
+                rest,
+                &trace.manifest.model_params(&ccreplay::manifest::ModelSpec {
+                    name: rest.to_string(),
+                    params: model.params.clone(),
+                }),
+            )
+            .map_err(|e| Failure::input(e, None))?;
+            Ok(Box::new(ModelDut::new(m)))
+        }
+        other => Err(Failure::input(
+            format!("unknown DUT kind `{other}` in `--dut {spec}`"),
+            "use model:NAME, process:COMMAND or cabi:LIBRARY".to_string(),
+        )),
+    }
+}
+
+/// Write decisions to a file atomically (temporary file, then rename) or to stdout.
+struct DecisionOut {
+    target: Option<PathBuf>,
+    tmp: Option<PathBuf>,
+    w: Box<dyn Write>,
+    buf: Vec<u8>,
+    scratch: Vec<u8>,
+}
+
+impl DecisionOut {
+    fn new(target: Option<PathBuf>) -> Result<Self, Failure> {
+        match target {
+            None => Ok(DecisionOut {
+                target: None,
+                tmp: None,
+                w: Box::new(io::stdout().lock()),
+                buf: Vec::with_capacity(1 << 16),
+                scratch: Vec::new(),
+            }),
+            Some(t) => {
+                let name = t
+                    .file_name()
+                    .map_or_else(|| "decisions".into(), |n| n.to_string_lossy().into_owned());
+                let tmp = t.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
+                let f = std::fs::File::create(&tmp)
+                    .map_err(|e| Failure::input(format!("{}: {e}", tmp.display()), None))?;
+                Ok(DecisionOut {
+                    target: Some(t),
+                    tmp: Some(tmp),
+                    w: Box::new(f),
+                    buf: Vec::with_capacity(1 << 16),
+                    scratch: Vec::new(),
+                })
+            }
+        }
+    }
+
+    fn push(&mut self, d: &ccreplay_reference_cc::Decision) -> io::Result<()> {
+        protocol::write_decision(&mut self.buf, d, &mut self.scratch);
+        if self.buf.len() >= (1 << 16) - 512 {
+            self.w.write_all(&self.buf)?;
+            self.buf.clear();
+        }
+        Ok(())
+    }
+
+    fn commit(mut self) -> io::Result<()> {
+        self.w.write_all(&self.buf)?;
+        self.w.flush()?;
+        if let (Some(tmp), Some(t)) = (self.tmp.take(), &self.target) {
+            std::fs::rename(tmp, t)?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for DecisionOut {
+    fn drop(&mut self) {
+        // A failed run leaves no half-written file.
+        if let Some(tmp) = self.tmp.take() {
+            let _ = std::fs::remove_file(tmp);
+        }
+    }
+}
+
+fn progress(label: &str) -> indicatif::ProgressBar {
+    if io::stderr().is_terminal() {
+        let pb = indicatif::ProgressBar::new_spinner();
+        pb.set_style(
+            indicatif::ProgressStyle::with_template("{spinner} {msg} {pos} decisions ({per_sec})")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+        );
+        pb.set_message(label.to_string());
+        pb
+    } else {
+        indicatif::ProgressBar::hidden()
+    }
+}
+
+fn report_extraction(stats: &replay::ReplayStats) {
+    let r = &stats.extract;
+    if r.malformed > 0 {
+        eprintln!(
+            "ccreplay: {} malformed packets skipped (first: frame {})",
+            r.malformed,
+            r.malformed_examples
+                .first()
+                .map_or(String::new(), |(n, m)| format!("{n}: {m}"))
+        );
+    }
+    for (ip, qp, n) in &r.unpaired_acks {
+        eprintln!(
+            "ccreplay: {n} ACK/NAK/CNP packets from {ip} to QP 0x{qp:06x} match no data flow (add a [[flows]] pairing to the manifest)"
+        );
+    }
+    if r.time_clamped > 0 {
+        eprintln!(
+            "ccreplay: {} events had timestamps going backwards; fed at the previous time",
+            r.time_clamped
+        );
+    }
+    if let Some(e) = &r.capture_error {
+        eprintln!("ccreplay: the capture ended early: {e}");
+    }
+}
+
+fn run_replay(a: ReplayArgs) -> Result<u8, Failure> {
+    let trace = load_trace(&a.trace)?;
+    let spec = pick_model(&trace, a.model.as_deref())?.clone();
+    let mut out = DecisionOut::new(a.out.clone())?;
+    let pb = progress(&format!("replay {}", trace.name()));
+    let stats = match &a.dut {
+        None => replay::replay_reference(&trace, &spec, a.jobs, |d| {
+            pb.inc(1);
+            out.push(d)
+        })?,
+        Some(s) => {
+            let mut dut = make_dut(s, &trace, &spec, a.dut_timeout_ms)?;
+            replay::replay_dut(&trace, dut.as_mut(), |d| {
+                pb.inc(1);
+                out.push(d)
+            })?
+        }
+    };
+    pb.finish_and_clear();
+    out.commit()
+        .map_err(|e| Failure::input(format!("writing decisions: {e}"), None))?;
+    report_extraction(&stats);
+    if let Some(path) = &a.out {
+        eprintln!(
+            "ccreplay: {} events, {} decisions, {} flows -> {}",
+            stats.events,
+            stats.decisions,
+            stats.flows.flows.len(),
+            path.display()
+        );
+    }
+    Ok(0)
+}
+
+fn state_compare(s: Option<&str>) -> StateCompare {
+    match s {
+        None => StateCompare::None,
+        Some("all") => StateCompare::All,
+        Some(list) => StateCompare::Fields(
+            list.split(',')
+                .map(|x| x.trim().to_string())
+                .filter(|x| !x.is_empty())
+                .collect(),
+        ),
+    }
+}
+
+fn run_diff(a: DiffArgs) -> Result<u8, Failure> {
+    let trace = load_trace(&a.trace)?;
+    let spec = pick_model(&trace, a.model.as_deref())?.clone();
+    let mut reference = Side::default();
+    let pb = progress(&format!("diff {}", trace.name()));
+    replay::replay_reference(&trace, &spec, a.jobs, |d| {
+        pb.inc(1);
+        reference.push(d);
+        Ok(())
+    })?;
+    let (other, other_name) = match (&a.dut, &a.golden) {
+        (Some(s), _) => {
+            let mut dut = make_dut(s, &trace, &spec, a.dut_timeout_ms)?;
+            let mut side = Side::default();
+            replay::replay_dut(&trace, dut.as_mut(), |d| {
+                pb.inc(1);
+                side.push(d);
+                Ok(())
+            })?;
+            (side, "dut")
+        }
+        (None, Some(g)) => (
+            golden::read_golden(g).map_err(|e| Failure::input(e, None))?,
+            "golden",
+        ),
+        (None, None) => return Err(Failure::input("give --dut or --golden", None)),
+    };
+    pb.finish_and_clear();
+    let opts = DiffOptions {
+        tolerances: a.tolerances.clone(),
+        state: state_compare(a.state.as_deref()),
+    };
+    let mut report = diff::diff(&reference, &other, &opts);
+    if !report.ok() {
+        let mut evs = Vec::new();
+        let _ = replay::for_each_event(&trace, |e| evs.push(*e));
+        diff::attach_events(&mut report, 3, evs);
+    }
+    let text = diff::render_text(&report, "reference", other_name);
+    match a.format {
+        ReportFormat::Text => print!("{text}"),
+        ReportFormat::Json => println!("{}", diff::render_json(&report)),
+    }
+    if let Some(j) = &a.junit {
+        let name = format!("{} / {}", trace.name(), spec.name);
+        write_atomic(j, diff::render_junit(&[(name, &report, text)]).as_bytes())?;
+    }
+    Ok(if report.ok() { 0 } else { 1 })
+}
+
+fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
+    let tmp = path.with_extension("tmp-ccreplay");
+    std::fs::write(&tmp, bytes)
+        .and_then(|_| std::fs::rename(&tmp, path))
+        .map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            Failure::input(format!("{}: {e}", path.display()), None)
+        })
+}
+
+fn run_check(a: CheckArgs) -> Result<u8, Failure> {
+    let results = golden::check_all(&a.dir, &a.golden, a.jobs).map_err(|e| {
+        Failure::input(
+            e,
+            "run from the repository root, or name the traces folder: ccreplay check DIR"
+                .to_string(),
+        )
+    })?;
+    let mut failed_input = false;
+    let mut suites = Vec::new();
+    let mut json = Vec::new();
+    for r in &results {
+        let label = format!("{} / {}", r.trace, r.model);
+        match &r.outcome {
+            Outcome::Compared { report, stats } => {
+                let verdict = if report.ok() { "ok" } else { "DIFFERS" };
+                if a.format == ReportFormat::Text {
+                    println!(
+                        "{verdict:>8}  {label}: {} events, {} decisions, {} flows",
+                        stats.events,
+                        stats.decisions,
+                        stats.flows.flows.len()
+                    );
+                    if !report.ok() {
+                        print!("{}", indent(&diff::render_text(report, "golden", "replay")));
+                    }
+                }
+                json.push(serde_json::json!({"trace": r.trace, "model": r.model, "ok": report.ok(), "events": stats.events, "decisions": stats.decisions, "report": diff::render_json(report)}));
+                suites.push((label, report, diff::render_text(report, "golden", "replay")));
+            }
+            Outcome::MissingGolden(p) => {
+                if a.format == ReportFormat::Text {
+                    println!(
+                        "{:>8}  {label}: no golden file {} (create it with `ccreplay bless --trace {}`)",
+                        "MISSING",
+                        p.display(),
+                        r.trace
+                    );
+                }
+                json.push(serde_json::json!({"trace": r.trace, "model": r.model, "ok": false, "missing_golden": p}));
+            }
+            Outcome::Failed(e) => {
+                failed_input = true;
+                if a.format == ReportFormat::Text {
+                    println!("{:>8}  {label}: {e}", "ERROR");
+                }
+                json.push(serde_json::json!({"trace": r.trace, "model": r.model, "ok": false, "error": e}));
+            }
+        }
+    }
+    let ok = results.iter().filter(|r| r.ok()).count();
+    match a.format {
+        ReportFormat::Text => println!("{ok} of {} trace/model pairs conform", results.len()),
+        ReportFormat::Json => println!(
+            "{}",
+            serde_json::json!({"conform": ok, "total": results.len(), "results": json})
+        ),
+    }
+    if let Some(j) = &a.junit {
+        let refs: Vec<(String, &diff::DiffReport, String)> = suites
+            .iter()
+            .map(|(l, r, t)| (l.clone(), *r, t.clone()))
+            .collect();
+        write_atomic(j, diff::render_junit(&refs).as_bytes())?;
+    }
+    Ok(if failed_input {
+        2
+    } else if ok == results.len() {
+        0
+    } else {
+        1
+    })
+}
+
+fn indent(s: &str) -> String {
+    s.lines().map(|l| format!("          {l}\n")).collect()
+}
+
+fn run_bless(a: BlessArgs) -> Result<u8, Failure> {
+    let written = golden::bless(&a.dir, &a.golden, a.trace.as_deref(), a.jobs)
+        .map_err(|e| Failure::input(e, None))?;
+    for w in &written {
+        println!("wrote {}", w.display());
+    }
+    if written.is_empty() {
+        return Err(Failure::input("no trace matched: nothing written", None));
+    }
+    Ok(0)
+}
+
+fn run_inspect(a: InspectArgs) -> Result<u8, Failure> {
     let stdout = io::stdout();
     let format = a.format.unwrap_or(if stdout.is_terminal() {
         Format::Text
@@ -107,19 +659,15 @@ fn run_inspect(a: InspectArgs) -> ExitCode {
                     "ccreplay: {} of {} packets malformed (--strict)",
                     summary.malformed, summary.packets
                 );
-                return ExitCode::from(1);
+                return Ok(1);
             }
-            ExitCode::SUCCESS
+            Ok(0)
         }
-        Err(inspect::InspectError::Io(e)) if e.kind() == io::ErrorKind::BrokenPipe => {
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("ccreplay: {e}");
-            eprintln!(
-                "hint: inspect reads pcap and pcapng files (link types Ethernet, Linux SLL/SLL2, raw IP)"
-            );
-            ExitCode::from(2)
-        }
+        Err(inspect::InspectError::Io(e)) if e.kind() == io::ErrorKind::BrokenPipe => Ok(0),
+        Err(e) => Err(Failure::input(
+            e,
+            "inspect reads pcap and pcapng files (link types Ethernet, Linux SLL/SLL2, raw IP)"
+                .to_string(),
+        )),
     }
 }

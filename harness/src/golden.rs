@@ -1,0 +1,271 @@
+//! Golden files (harness.md 3, 6): `golden/<trace>/<model>.jsonl`, the decisions a reference
+//! model made on a bundled trace. `check` replays every trace and compares, outputs and state,
+//! exactly; `bless` rewrites the files atomically (temporary file, then rename) and refuses
+//! when any replay failed, so a half-finished bless never replaces a good golden file.
+
+use std::fs;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+
+use crate::diff::{self, DiffOptions, DiffReport, Side, StateCompare};
+use crate::protocol;
+use crate::replay::{self, ReplayError, ReplayStats, Trace};
+
+/// `golden/<trace>/<model>.jsonl`.
+pub fn golden_path(golden_dir: &Path, trace: &Trace, model: &str) -> PathBuf {
+    golden_dir.join(trace.name()).join(format!("{model}.jsonl"))
+}
+
+/// Every trace (manifest) in a folder, sorted by name.
+pub fn find_traces(dir: &Path) -> Result<Vec<PathBuf>, std::io::Error> {
+    let mut v: Vec<PathBuf> = fs::read_dir(dir)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    v.sort();
+    Ok(v)
+}
+
+/// Read a golden file into per-flow decisions. Errors name the line.
+pub fn read_golden(path: &Path) -> Result<Side, String> {
+    let f = fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut side = Side::default();
+    for (i, line) in BufReader::new(f).lines().enumerate() {
+        let line = line.map_err(|e| format!("{}: {e}", path.display()))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let v: serde_json::Value = serde_json::from_str(&line)
+            .map_err(|e| format!("{}:{}: not JSON: {e}", path.display(), i + 1))?;
+        let d = protocol::parse_decision(&v)
+            .map_err(|e| format!("{}:{}: {e}", path.display(), i + 1))?;
+        side.push(&d);
+    }
+    Ok(side)
+}
+
+/// The result of checking one (trace, model).
+#[derive(Debug)]
+pub struct CheckResult {
+    /// Trace name.
+    pub trace: String,
+    /// Model name.
+    pub model: String,
+    /// What happened.
+    pub outcome: Outcome,
+}
+
+/// Outcome of one check.
+#[derive(Debug)]
+pub enum Outcome {
+    /// Replayed and compared.
+    Compared {
+        /// The comparison (golden = reference side).
+        report: DiffReport,
+        /// The replay's counts.
+        stats: ReplayStats,
+    },
+    /// No golden file yet.
+    MissingGolden(PathBuf),
+    /// The trace or the model could not be replayed.
+    Failed(String),
+}
+
+impl CheckResult {
+    /// True when it conforms.
+    pub fn ok(&self) -> bool {
+        matches!(&self.outcome, Outcome::Compared { report, .. } if report.ok())
+    }
+}
+
+/// How golden files are compared: outputs and every state value, exactly.
+pub fn golden_options() -> DiffOptions {
+    DiffOptions {
+        tolerances: Vec::new(),
+        state: StateCompare::All,
+    }
+}
+
+/// Replay one trace's model and compare it with its golden file.
+pub fn check_one(trace: &Trace, model: &str, golden_dir: &Path, jobs: usize) -> CheckResult {
+    let result = |outcome| CheckResult {
+        trace: trace.name(),
+        model: model.to_string(),
+        outcome,
+    };
+    let path = golden_path(golden_dir, trace, model);
+    if !path.exists() {
+        return result(Outcome::MissingGolden(path));
+    }
+    let golden = match read_golden(&path) {
+        Ok(g) => g,
+        Err(e) => return result(Outcome::Failed(e)),
+    };
+    let Some(spec) = trace.model(model) else {
+        return result(Outcome::Failed(format!(
+            "{}: no model `{model}`",
+            trace.manifest_path.display()
+        )));
+    };
+    let mut actual = Side::default();
+    let stats = match replay::replay_reference(trace, spec, jobs, |d| {
+        actual.push(d);
+        Ok(())
+    }) {
+        Ok(s) => s,
+        Err(e) => return result(Outcome::Failed(e.to_string())),
+    };
+    let mut report = diff::diff(&golden, &actual, &golden_options());
+    if !report.ok() {
+        let events = collect_events(trace);
+        diff::attach_events(&mut report, 3, events);
+    }
+    result(Outcome::Compared { report, stats })
+}
+
+fn collect_events(trace: &Trace) -> Vec<ccreplay_reference_cc::Event> {
+    let mut v = Vec::new();
+    let _ = replay::for_each_event(trace, |e| v.push(*e));
+    v
+}
+
+/// Check every trace of `traces_dir` (every model of its manifest) against `golden_dir`.
+pub fn check_all(
+    traces_dir: &Path,
+    golden_dir: &Path,
+    jobs: usize,
+) -> Result<Vec<CheckResult>, String> {
+    let manifests =
+        find_traces(traces_dir).map_err(|e| format!("{}: {e}", traces_dir.display()))?;
+    if manifests.is_empty() {
+        return Err(format!(
+            "{}: no trace manifests (*.toml)",
+            traces_dir.display()
+        ));
+    }
+    let mut out = Vec::new();
+    for m in manifests {
+        match Trace::load(&m) {
+            Ok(trace) => {
+                for spec in &trace.manifest.models {
+                    out.push(check_one(&trace, &spec.name, golden_dir, jobs));
+                }
+            }
+            Err(e) => out.push(CheckResult {
+                trace: m
+                    .file_stem()
+                    .map_or_else(String::new, |s| s.to_string_lossy().into_owned()),
+                model: "-".into(),
+                outcome: Outcome::Failed(e.to_string()),
+            }),
+        }
+    }
+    Ok(out)
+}
+
+/// Why `bless` refused.
+#[derive(Debug, thiserror::Error)]
+pub enum BlessError {
+    /// A replay failed: nothing was written.
+    #[error("{trace} / {model}: {source}; no golden file was changed")]
+    Replay {
+        /// Trace.
+        trace: String,
+        /// Model.
+        model: String,
+        /// Why.
+        source: ReplayError,
+    },
+    /// A manifest could not be read: nothing was written.
+    #[error("{0}; no golden file was changed")]
+    Manifest(String),
+    /// Writing failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// File.
+        path: PathBuf,
+        /// OS error.
+        source: std::io::Error,
+    },
+}
+
+/// Replay every trace of `traces_dir` (or only `only`) and rewrite its golden files. All
+/// replays run first into temporary files beside their targets; only when every one succeeded
+/// are they renamed into place.
+pub fn bless(
+    traces_dir: &Path,
+    golden_dir: &Path,
+    only: Option<&str>,
+    jobs: usize,
+) -> Result<Vec<PathBuf>, BlessError> {
+    let manifests = find_traces(traces_dir)
+        .map_err(|e| BlessError::Manifest(format!("{}: {e}", traces_dir.display())))?;
+    let mut staged: Vec<(PathBuf, PathBuf)> = Vec::new();
+    let cleanup = |staged: &[(PathBuf, PathBuf)]| {
+        for (tmp, _) in staged {
+            let _ = fs::remove_file(tmp);
+        }
+    };
+    for m in manifests {
+        let trace = Trace::load(&m).map_err(|e| {
+            cleanup(&staged);
+            BlessError::Manifest(e.to_string())
+        })?;
+        if only.is_some_and(|o| o != trace.name()) {
+            continue;
+        }
+        for spec in &trace.manifest.models {
+            let target = golden_path(golden_dir, &trace, &spec.name);
+            let dir = target.parent().unwrap_or(golden_dir).to_path_buf();
+            let io = |source, path: &Path| BlessError::Io {
+                path: path.to_path_buf(),
+                source,
+            };
+            if let Err(e) = fs::create_dir_all(&dir) {
+                cleanup(&staged);
+                return Err(io(e, &dir));
+            }
+            let tmp = dir.join(format!(".{}.jsonl.tmp-{}", spec.name, std::process::id()));
+            let file = match fs::File::create(&tmp) {
+                Ok(f) => f,
+                Err(e) => {
+                    cleanup(&staged);
+                    return Err(io(e, &tmp));
+                }
+            };
+            staged.push((tmp.clone(), target));
+            let mut w = std::io::BufWriter::new(file);
+            let (mut buf, mut scratch) = (Vec::with_capacity(256), Vec::new());
+            let res = replay::replay_reference(&trace, spec, jobs, |d| {
+                buf.clear();
+                protocol::write_decision(&mut buf, d, &mut scratch);
+                w.write_all(&buf)
+            });
+            let flushed = w
+                .into_inner()
+                .map_err(|e| e.into_error())
+                .and_then(|f| f.sync_all());
+            if let Err(source) = res {
+                cleanup(&staged);
+                return Err(BlessError::Replay {
+                    trace: trace.name(),
+                    model: spec.name.clone(),
+                    source,
+                });
+            }
+            if let Err(e) = flushed {
+                cleanup(&staged);
+                return Err(io(e, &tmp));
+            }
+        }
+    }
+    let mut written = Vec::new();
+    for (tmp, target) in &staged {
+        fs::rename(tmp, target).map_err(|source| BlessError::Io {
+            path: target.clone(),
+            source,
+        })?;
+        written.push(target.clone());
+    }
+    Ok(written)
+}
