@@ -1,7 +1,7 @@
 //! The ccreplay harness: from a capture to a conformance verdict.
 //!
 //! Today: `inspect`. The replay, diff, check and bless commands build on the same pieces.
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 
 pub mod diff;
 pub mod dut;

@@ -11,7 +11,39 @@
 pub mod cabi;
 pub mod process;
 
-use ccreplay_reference_cc::{Decision, Event, Model};
+use std::net::IpAddr;
+
+use ccreplay_reference_cc::{Decision, Event, FlowId, Model};
+
+/// A flow as an external DUT is told about it before the first event (harness.md 1: a flow at
+/// a sender is local IP, local QP, remote IP, remote QP).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DutFlow {
+    /// The harness's dense flow id: the `flow` of events and decisions.
+    pub id: FlowId,
+    /// The capture point's side: its IP.
+    pub local_ip: IpAddr,
+    /// The capture point's QP.
+    pub local_qp: u32,
+    /// The peer's IP.
+    pub remote_ip: IpAddr,
+    /// The peer's QP.
+    pub remote_qp: u32,
+}
+
+/// What an external DUT is told before the first event: the `hello` of the process protocol,
+/// the `ccreplay_setup` of the C ABI (docs/dut.md).
+#[derive(Clone, Debug, PartialEq)]
+pub struct DutSetup {
+    /// The model the DUT is to behave as (`hpcc`, `dcqcn`, ...).
+    pub model: String,
+    /// The model's parameters, a JSON object with the reference model's names (C-7).
+    pub params: serde_json::Value,
+    /// The flows known before the replay starts (may be empty).
+    pub flows: Vec<DutFlow>,
+    /// Capture point kind: `sender` or `receiver` (the manifest's `capture_point.kind`).
+    pub capture_point: String,
+}
 
 /// What stopped a DUT (exit status 3).
 #[derive(Debug, Clone, thiserror::Error)]
@@ -43,6 +75,8 @@ fn indent(s: &str) -> String {
 }
 
 /// A device under test.
+// `DutError` is large (the context of a failure), but returned at most once per run.
+#[allow(clippy::result_large_err)]
 pub trait Dut {
     /// Name for reports.
     fn name(&self) -> &str;
