@@ -1,0 +1,335 @@
+//! The harness end to end on small captures written here with the codecs' writer: flow
+//! pairing, replay (and its `--jobs` invariance), bless, check, and the errors a user meets.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use ccreplay::extract;
+use ccreplay::golden;
+use ccreplay::replay::{self, Trace};
+use ccreplay_codecs::Dialect;
+use ccreplay_codecs::capture::PcapWriter;
+use ccreplay_codecs::frame::{FrameRepr, IpRepr, RoceRepr, ShimRepr};
+use ccreplay_codecs::ib::{AethRepr, BthRepr, Opcode};
+use ccreplay_codecs::shim::IntConfig;
+use ccreplay_codecs::shim::int::{IntHop, IntStack};
+
+const SENDER: [u8; 4] = [10, 0, 0, 1];
+
+fn tmpdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("ccreplay-pipeline-{}-{name}", std::process::id()));
+    let _ = fs::remove_dir_all(&d);
+    fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn frame(
+    src: [u8; 4],
+    dst: [u8; 4],
+    bth: BthRepr,
+    int: IntStack,
+    aeth: Option<AethRepr>,
+    payload: usize,
+) -> Vec<u8> {
+    let mut roce = RoceRepr::for_opcode(bth);
+    roce.shim = ShimRepr::Int(int);
+    if aeth.is_some() {
+        roce.aeth = aeth;
+    }
+    roce.payload = vec![0x5A; payload];
+    let f = FrameRepr {
+        dst_mac: [2, 0, 0, 0, 0, 2],
+        src_mac: [2, 0, 0, 0, 0, 1],
+        vlans: [None, None],
+        ip: IpRepr::V4 {
+            src,
+            dst,
+            dscp: 26,
+            ecn: 2,
+            ttl: 64,
+            identification: 0,
+            options: vec![],
+        },
+        udp_src_port: 49152,
+        udp_dst_port: 4791,
+        roce,
+    };
+    let mut out = Vec::new();
+    f.emit(Dialect::Hpcc, IntConfig::default(), &mut out)
+        .unwrap();
+    out
+}
+
+/// An hpcc sender-side capture: `flows` flows from 10.0.0.1 to 10.0.1.(1+i); flow i sends to
+/// remote QP 0x100+i and is acknowledged on local QP 0x10+i. Each ACK echoes a one-hop INT
+/// whose queue grows, so HPCC's window moves.
+fn write_hpcc_trace(dir: &Path, name: &str, flows: u32, rounds: u32, pairing: &str) -> PathBuf {
+    let mut w = PcapWriter::create(dir.join(format!("{name}.pcap"))).unwrap();
+    let mut t = 1_700_000_000_000_000_000u64;
+    for r in 0..rounds {
+        for f in 0..flows {
+            let remote = [10, 0, 1, 1 + f as u8];
+            let data = BthRepr {
+                opcode: Opcode::RC_WRITE_MIDDLE,
+                dest_qp: 0x100 + f,
+                psn: r,
+                ..Default::default()
+            };
+            w.write(t, &frame(SENDER, remote, data, IntStack::new(), None, 1000))
+                .unwrap();
+            t += 80;
+        }
+        for f in 0..flows {
+            let remote = [10, 0, 1, 1 + f as u8];
+            let hop = IntHop {
+                b: 2,
+                ts: (r * 1000 + f * 10) & 0xFF_FFFF,
+                tx_bytes: r * 8 * flows,
+                qlen: (r % 20) as u16 * 200,
+            };
+            let int = IntStack::from_hops(0x001, &[hop]).unwrap();
+            let ack = BthRepr {
+                opcode: Opcode::RC_ACK,
+                dest_qp: 0x10 + f,
+                psn: r,
+                ..Default::default()
+            };
+            w.write(
+                t,
+                &frame(
+                    remote,
+                    SENDER,
+                    ack,
+                    int,
+                    Some(AethRepr {
+                        syndrome: 0x1F,
+                        msn: r,
+                    }),
+                    0,
+                ),
+            )
+            .unwrap();
+            t += 80;
+        }
+    }
+    w.flush().unwrap();
+    let manifest = format!(
+        r#"dialect = "hpcc"
+[capture_point]
+kind = "sender"
+host = "10.0.0.1"
+[network]
+link_rate_bps = 100_000_000_000
+base_rtt_ns = 8_000
+mtu_bytes = 1000
+[[models]]
+name = "hpcc"
+params = {{ w_ai_bytes = 80.0 }}
+{pairing}
+[source]
+kind = "synthesized"
+generator = "harness/tests/pipeline.rs"
+seed = 0
+"#
+    );
+    let path = dir.join(format!("{name}.toml"));
+    fs::write(&path, manifest).unwrap();
+    path
+}
+
+fn decisions(trace: &Trace, jobs: usize) -> Vec<u8> {
+    let (mut buf, mut scratch) = (Vec::new(), Vec::new());
+    replay::replay_reference(trace, &trace.manifest.models[0], jobs, |d| {
+        ccreplay::protocol::write_decision(&mut buf, d, &mut scratch);
+        Ok(())
+    })
+    .unwrap();
+    buf
+}
+
+#[test]
+fn flows_pair_by_ip_and_by_manifest() {
+    let dir = tmpdir("pairing");
+    let m = write_hpcc_trace(&dir, "ip", 3, 4, "");
+    let trace = Trace::load(&m).unwrap();
+    let (table, report) = extract::build_flow_table(&trace.capture, &trace.manifest).unwrap();
+    // Three remote IPs, one data QP and one ACK QP each: every flow pairs by IP pair.
+    assert_eq!(table.flows.len(), 3);
+    for (i, f) in table.flows.iter().enumerate() {
+        assert_eq!(f.paired_by, "ip pair");
+        assert_eq!(f.remote_qp, Some(0x100 + i as u32));
+        assert_eq!(f.local_qp, Some(0x10 + i as u32));
+    }
+    assert!(report.unpaired_acks.is_empty());
+
+    // An explicit pairing wins, and a pairing naming a wrong QP leaves that ACK direction
+    // unpaired: reported, not dropped silently.
+    let pairing = r#"[[flows]]
+local_ip = "10.0.0.1"
+local_qp = 0x10
+remote_ip = "10.0.1.1"
+remote_qp = 0x100
+[[flows]]
+local_ip = "10.0.0.1"
+local_qp = 0x99
+remote_ip = "10.0.1.2"
+remote_qp = 0x101
+"#;
+    let m = write_hpcc_trace(&dir, "explicit", 2, 2, pairing);
+    let trace = Trace::load(&m).unwrap();
+    let (table, report) = extract::build_flow_table(&trace.capture, &trace.manifest).unwrap();
+    assert_eq!(table.flows[0].paired_by, "manifest");
+    assert_eq!(table.flows[1].local_qp, Some(0x99));
+    assert_eq!(report.unpaired_acks.len(), 1);
+    assert_eq!(report.unpaired_acks[0].1, 0x11);
+}
+
+#[test]
+fn replay_counts_and_jobs_invariance() {
+    let dir = tmpdir("jobs");
+    let m = write_hpcc_trace(&dir, "many", 8, 50, "");
+    let trace = Trace::load(&m).unwrap();
+    let one = decisions(&trace, 1);
+    // 8 flows × 50 rounds: one HPCC decision per ACK.
+    assert_eq!(one.iter().filter(|&&b| b == b'\n').count(), 400);
+    for jobs in [2, 3] {
+        assert_eq!(
+            decisions(&trace, jobs),
+            one,
+            "--jobs {jobs} changed the output"
+        );
+    }
+}
+
+#[test]
+fn bless_then_check_then_a_change_is_caught() {
+    let dir = tmpdir("golden");
+    let traces = dir.join("traces");
+    let gold = dir.join("golden");
+    fs::create_dir_all(&traces).unwrap();
+    let m = write_hpcc_trace(&traces, "t1", 2, 20, "");
+    let written = golden::bless(&traces, &gold, None, 1).unwrap();
+    assert_eq!(written, vec![gold.join("t1/hpcc.jsonl")]);
+    let results = golden::check_all(&traces, &gold, 2).unwrap();
+    assert!(results.iter().all(|r| r.ok()), "{results:?}");
+
+    // Change a parameter: the same trace now gives other windows; check must fail and point
+    // at the first ACK whose window changed.
+    let text = fs::read_to_string(&m)
+        .unwrap()
+        .replace("w_ai_bytes = 80.0", "w_ai_bytes = 160.0");
+    fs::write(&m, text).unwrap();
+    let results = golden::check_all(&traces, &gold, 1).unwrap();
+    assert!(!results[0].ok());
+    let golden::Outcome::Compared { report, .. } = &results[0].outcome else {
+        panic!()
+    };
+    assert!(report.mismatches() > 0);
+    let div = report.flows[0].first.as_ref().unwrap();
+    assert!(!div.events.is_empty(), "the causing events are attached");
+
+    // A replay failure (bad parameter) makes bless refuse and leaves the golden file alone.
+    let before = fs::read(gold.join("t1/hpcc.jsonl")).unwrap();
+    let text = fs::read_to_string(&m)
+        .unwrap()
+        .replace("w_ai_bytes = 160.0", "w_ai_bytes = -1.0");
+    fs::write(&m, text).unwrap();
+    let err = golden::bless(&traces, &gold, None, 1)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("no golden file was changed"), "{err}");
+    assert_eq!(fs::read(gold.join("t1/hpcc.jsonl")).unwrap(), before);
+    assert!(
+        fs::read_dir(gold.join("t1")).unwrap().count() == 1,
+        "no temporary file left behind"
+    );
+}
+
+fn ccreplay(args: &[&str], cwd: &Path) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_ccreplay"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn cli_exit_codes_and_messages() {
+    let dir = tmpdir("cli");
+    let traces = dir.join("traces");
+    fs::create_dir_all(&traces).unwrap();
+    write_hpcc_trace(&traces, "t1", 2, 10, "");
+    let (code, out, _) = ccreplay(&["bless"], &dir);
+    assert_eq!(code, 0, "{out}");
+    let (code, out, _) = ccreplay(&["check"], &dir);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("1 of 1 trace/model pairs conform"), "{out}");
+
+    // Replay to a file: the file appears whole, with one decision per ACK.
+    let (code, _, err) = ccreplay(&["replay", "traces/t1.pcap", "--out", "d.jsonl"], &dir);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        fs::read_to_string(dir.join("d.jsonl"))
+            .unwrap()
+            .lines()
+            .count(),
+        20
+    );
+
+    // diff against itself through the in-process DUT adapter: conformant.
+    let (code, out, _) = ccreplay(&["diff", "traces/t1.toml", "--dut", "model:hpcc"], &dir);
+    assert_eq!(code, 0, "{out}");
+    // ... and against the golden file of another parameter set: exit 1, a first divergence.
+    fs::write(
+        dir.join("other.toml"),
+        fs::read_to_string(traces.join("t1.toml"))
+            .unwrap()
+            .replace("w_ai_bytes = 80.0", "w_ai_bytes = 400.0"),
+    )
+    .unwrap();
+    fs::copy(traces.join("t1.pcap"), dir.join("other.pcap")).unwrap();
+    let (code, _, err) = ccreplay(&["replay", "other.toml", "--out", "other.jsonl"], &dir);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, _) = ccreplay(
+        &[
+            "diff",
+            "traces/t1.toml",
+            "--golden",
+            "other.jsonl",
+            "--format",
+            "json",
+            "--junit",
+            "j.xml",
+        ],
+        &dir,
+    );
+    assert_eq!(code, 1, "{out}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["ok"], false);
+    assert!(v["mismatches"].as_u64().unwrap() > 0);
+    assert!(
+        fs::read_to_string(dir.join("j.xml"))
+            .unwrap()
+            .contains("<failure")
+    );
+
+    // Bad input: exit 2 with a one-line cause and a hint.
+    let (code, _, err) = ccreplay(&["replay", "traces/nope.toml"], &dir);
+    assert_eq!(code, 2);
+    assert!(err.contains("nope.toml") && err.contains("hint:"), "{err}");
+    fs::write(traces.join("bad.toml"), "dialect = \"hpcc\"\nwhat = 1\n").unwrap();
+    let (code, _, err) = ccreplay(&["replay", "traces/bad.toml"], &dir);
+    assert_eq!(code, 2);
+    assert!(err.contains("unknown field `what`"), "{err}");
+    let (code, _, err) = ccreplay(&["replay", "traces/t1.toml", "--model", "tcp"], &dir);
+    assert_eq!(code, 2);
+    assert!(err.contains("no model `tcp`"), "{err}");
+    let (code, _, _) = ccreplay(&["check"], &dir);
+    assert_eq!(code, 2, "a broken manifest in the folder is bad input");
+}
