@@ -65,8 +65,8 @@ const MAX_STEPS: usize = 2_048;
 /// Timer firings allowed between two events, and in a whole run (a far time jump would
 /// otherwise fire a periodic timer billions of times; past the budget the models must cope
 /// with overdue timers, which is checked too).
-const MAX_FIRES_PER_GAP: usize = 256;
-const MAX_FIRES_PER_RUN: usize = 5_000;
+const MAX_FIRES_PER_GAP: usize = 64;
+const MAX_FIRES_PER_RUN: usize = 2_000;
 
 impl Knobs {
     fn params(&self) -> (RpParams, NicParams, NpParams) {
