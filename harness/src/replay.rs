@@ -21,7 +21,7 @@ use crate::manifest::{Manifest, ManifestError, ModelSpec};
 use crate::models::{self, ModelError};
 
 /// Events per chunk of a parallel replay.
-const CHUNK_EVENTS: usize = 1 << 18;
+const CHUNK_EVENTS: usize = 1 << 16;
 
 /// A trace: a manifest and its capture.
 #[derive(Clone, Debug)]

@@ -67,9 +67,11 @@ fn frame(i: usize, payload_bytes: usize) -> FrameRepr {
         dst_mac: [2, 0, 0, 0, 0, 2],
         src_mac: [2, 0, 0, 0, 0, 1],
         vlans: [None, None],
+        // Data leaves the sender 10.0.0.1; ACKs and CNPs come back to it, so the capture is a
+        // sender-side trace the harness can replay.
         ip: IpRepr::V4 {
-            src: [10, 0, 0, 1],
-            dst: [10, 0, 1, flow as u8],
+            src: if kind <= 5 { [10, 0, 0, 1] } else { [10, 0, 1, flow as u8] },
+            dst: if kind <= 5 { [10, 0, 1, flow as u8] } else { [10, 0, 0, 1] },
             dscp: 26,
             ecn: (i % 4) as u8,
             ttl: 64,
