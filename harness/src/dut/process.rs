@@ -356,7 +356,9 @@ impl ProcessDut {
                     ),
                     Trouble::Closed => (
                         format!("closed its stdout (exited?) before replying to the {what}"),
-                        "the DUT stopped; its stderr tail above says why".into(),
+                        "the DUT stopped; its stderr (shown when it wrote any) says why; run the \
+                         command by hand and paste the request above to reproduce"
+                            .into(),
                         true,
                     ),
                     Trouble::TooLong => (
