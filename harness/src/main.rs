@@ -6,11 +6,15 @@
 use std::io::{self, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use ccreplay::diff::{self, DiffOptions, Side, StateCompare, Tolerance};
-use ccreplay::dut::{Dut, ModelDut};
+use ccreplay::dut::cabi::CAbiDut;
+use ccreplay::dut::process::ProcessDut;
+use ccreplay::dut::{Dut, DutFlow, DutSetup, ModelDut};
+use ccreplay::extract;
 use ccreplay::golden::{self, Outcome};
 use ccreplay::inspect::{self, Format, InspectOptions};
 use ccreplay::models;
@@ -289,15 +293,43 @@ fn pick_model<'a>(
     }
 }
 
-/// Build a DUT from `--dut`.
+/// Build a DUT from `--dut`: `model:NAME` (in process), `process:COMMAND ARGS...` (JSON Lines
+/// over stdin/stdout), `cabi:LIBRARY` (a shared library with the C ABI).
 fn make_dut(
     spec: &str,
     trace: &Trace,
     model: &ccreplay::manifest::ModelSpec,
     timeout_ms: u64,
 ) -> Result<Box<dyn Dut>, Failure> {
-    let _ = timeout_ms;
     let (kind, rest) = spec.split_once(':').unwrap_or((spec, ""));
+    let setup = || -> Result<DutSetup, Failure> {
+        let (table, _) = extract::build_flow_table(&trace.capture, &trace.manifest)
+            .map_err(|e| Failure::input(e, None))?;
+        let flows = table
+            .flows
+            .iter()
+            .map(|f| DutFlow {
+                id: f.id,
+                local_ip: f.local_ip,
+                local_qp: f.local_qp.unwrap_or(0),
+                remote_ip: f.remote_ip,
+                remote_qp: f.remote_qp.unwrap_or(0),
+            })
+            .collect();
+        let params = serde_json::to_value(trace.manifest.model_params(model))
+            .map_err(|e| Failure::input(e, None))?;
+        Ok(DutSetup {
+            model: model.name.clone(),
+            params,
+            flows,
+            capture_point: trace.manifest.capture_point.kind().to_string(),
+        })
+    };
+    let dut_failed = |e: ccreplay::dut::DutError| Failure {
+        code: 3,
+        message: e.to_string(),
+        hint: None,
+    };
     match kind {
         "model" => {
             let m = models::build(
@@ -310,9 +342,16 @@ fn make_dut(
             .map_err(|e| Failure::input(e, None))?;
             Ok(Box::new(ModelDut::new(m)))
         }
-        other => Err(Failure::input(
-            format!("unknown DUT kind `{other}` in `--dut {spec}`"),
-            "use model:NAME, process:COMMAND or cabi:LIBRARY".to_string(),
+        "process" if !rest.trim().is_empty() => Ok(Box::new(
+            ProcessDut::spawn_command_line(rest, &setup()?, Duration::from_millis(timeout_ms))
+                .map_err(dut_failed)?,
+        )),
+        "cabi" if !rest.is_empty() => Ok(Box::new(
+            CAbiDut::load(Path::new(rest), &setup()?).map_err(dut_failed)?,
+        )),
+        _ => Err(Failure::input(
+            format!("cannot use `--dut {spec}`"),
+            "use model:NAME, process:COMMAND ARGS... or cabi:LIBRARY (docs/dut.md)".to_string(),
         )),
     }
 }
