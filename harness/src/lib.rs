@@ -14,3 +14,4 @@ pub mod manifest;
 pub mod models;
 pub mod protocol;
 pub mod replay;
+pub mod synth;

@@ -1,0 +1,596 @@
+//! The trace generator (`ccreplay::synth`) and the bundled traces in `traces/`.
+//!
+//! - The committed traces are exactly what the generator writes (determinism), and
+//!   `regenerate_bundled_traces` (ignored) rewrites them.
+//! - Every frame decodes with its manifest's dialect, with a valid ICRC and the QP conventions of
+//!   wire.md 3; the manifests parse and name models that build.
+//! - Replaying a trace with the harness reproduces, decision for decision, what the closed-loop
+//!   model decided while the trace was generated: the capture holds everything the model saw.
+//! - Physical figures computed by hand from the topology (serialisation, base RTT, INT fields,
+//!   one-way delay, RCC fair shares) are found in the captures.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use ccreplay::manifest::{CapturePoint, Manifest};
+use ccreplay::replay::{self, Trace};
+use ccreplay::synth::{self, Cc, EPOCH_NS, Scenario, SynthError};
+use ccreplay_codecs::capture::CaptureReader;
+use ccreplay_codecs::packet::{AckExt, Packet, Shim};
+use ccreplay_codecs::shim::int::IntHop;
+use ccreplay_codecs::{DecodeConfig, Dialect};
+use ccreplay_reference_cc::{Cause, Decision};
+
+fn traces_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces")
+}
+
+/// A fresh folder for this process (several `cargo test` runs may share the target folder).
+fn tmp_dir(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Every bundled trace: (scenario name, capture stem).
+const BUNDLED: &[(&str, &str)] = &[
+    ("roce_dcqcn", "roce_dcqcn"),
+    ("hpcc_dumbbell", "hpcc_dumbbell"),
+    ("fncc_dumbbell", "fncc_dumbbell"),
+    ("rcc_dumbbell", "rcc_sender"),
+    ("rcc_dumbbell", "rcc_receiver"),
+];
+
+/// Rewrite `traces/` from the generator: `cargo test -p ccreplay --test synth -- --ignored
+/// regenerate_bundled_traces`.
+#[test]
+#[ignore = "writes into traces/; run it after a reviewed generator change"]
+fn regenerate_bundled_traces() {
+    let manifests = synth::generate_bundled(&traces_dir()).unwrap();
+    assert_eq!(manifests.len(), BUNDLED.len());
+}
+
+#[test]
+fn regenerating_gives_the_committed_bytes() {
+    let dir = tmp_dir("synth-bundled");
+    let manifests = synth::generate_bundled(&dir).unwrap();
+    let stems: Vec<String> = manifests
+        .iter()
+        .map(|m| m.file_stem().unwrap().to_string_lossy().into_owned())
+        .collect();
+    let expected: Vec<&str> = BUNDLED.iter().map(|b| b.1).collect();
+    assert_eq!(stems, expected);
+    for stem in expected {
+        for ext in ["pcap", "toml"] {
+            let name = format!("{stem}.{ext}");
+            let fresh = std::fs::read(dir.join(&name)).unwrap();
+            let committed = std::fs::read(traces_dir().join(&name))
+                .unwrap_or_else(|e| panic!("traces/{name}: {e} (run regenerate_bundled_traces)"));
+            assert!(
+                fresh == committed,
+                "traces/{name} differs from what the generator writes now; if the change is \
+                 intended, run `cargo test -p ccreplay --test synth -- --ignored \
+                 regenerate_bundled_traces` and review"
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn two_runs_are_identical() {
+    for s in synth::bundled() {
+        let (a, b) = (s.simulate().unwrap(), s.simulate().unwrap());
+        for (x, y) in a.captures.iter().zip(&b.captures) {
+            assert!(x.pcap == y.pcap && x.manifest == y.manifest, "{}", x.stem);
+        }
+        assert_eq!(a.sender_decisions, b.sender_decisions);
+        assert_eq!(a.stats, b.stats);
+    }
+}
+
+#[test]
+fn bundled_traces_stay_small() {
+    for (_, stem) in BUNDLED {
+        let len = std::fs::metadata(traces_dir().join(format!("{stem}.pcap")))
+            .unwrap()
+            .len();
+        assert!(len <= 2_200_000, "{stem}.pcap is {len} bytes");
+    }
+}
+
+fn load(stem: &str) -> (Manifest, Vec<u8>) {
+    let m = Manifest::load(&traces_dir().join(format!("{stem}.toml"))).unwrap();
+    let pcap = std::fs::read(traces_dir().join(format!("{stem}.pcap"))).unwrap();
+    (m, pcap)
+}
+
+/// (ns since the first record, frame bytes) of every record.
+fn records(pcap: &[u8]) -> Vec<(u64, Vec<u8>)> {
+    let mut r = CaptureReader::from_slice(pcap).unwrap();
+    let mut out = Vec::new();
+    while let Some(rec) = r.next_record() {
+        let rec = rec.unwrap();
+        assert_eq!(rec.data.len() as u32, rec.orig_len, "no snaplen cut");
+        out.push((rec.ts_ns, rec.data.to_vec()));
+    }
+    out
+}
+
+#[test]
+fn manifests_parse_and_name_buildable_models() {
+    let expect = [
+        (
+            "roce_dcqcn",
+            Dialect::Roce,
+            "sender",
+            &["dcqcn", "dcqcn-nic"][..],
+        ),
+        ("hpcc_dumbbell", Dialect::Hpcc, "sender", &["hpcc"][..]),
+        ("fncc_dumbbell", Dialect::Fncc, "sender", &["fncc"][..]),
+        ("rcc_sender", Dialect::Rcc, "sender", &["rcc-sender"][..]),
+        (
+            "rcc_receiver",
+            Dialect::Rcc,
+            "receiver",
+            &["rcc-receiver"][..],
+        ),
+    ];
+    for (stem, dialect, point, models) in expect {
+        let path = traces_dir().join(format!("{stem}.toml"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        let m = Manifest::parse(&text, &path).unwrap();
+        assert_eq!(m.dialect, dialect, "{stem}");
+        assert_eq!(m.capture_point.kind(), point, "{stem}");
+        assert_eq!(m.capture.as_deref(), Some(format!("{stem}.pcap").as_str()));
+        let names: Vec<&str> = m.models.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, models, "{stem}");
+        for spec in &m.models {
+            ccreplay::models::build(&spec.name, &m.model_params(spec))
+                .unwrap_or_else(|e| panic!("{stem}: {e}"));
+        }
+        assert_eq!(m.source.kind, "synthesized");
+        assert!(m.source.generator.starts_with("ccreplay synth "), "{stem}");
+        assert!(m.source.seed.is_some());
+        assert_eq!(m.flows.len(), 3, "{stem}");
+        // Sender side: the 25G host link; receiver side: the 10G receiver link.
+        let link = if point == "sender" {
+            25_000_000_000
+        } else {
+            10_000_000_000
+        };
+        assert_eq!(m.network.link_rate_bps, link, "{stem}");
+        assert_eq!(m.network.mtu_bytes, 1000);
+    }
+}
+
+/// Base RTT of each bundled scenario, by hand (docs/synth.md): 25 Gbps = 320 ps per byte,
+/// 10 Gbps = 800 ps per byte, four 1 µs links; frames as captured (data = a WRITE_MIDDLE with a
+/// 1000-byte payload, ACK = ACKNOWLEDGE):
+/// - roce: data 14+20+8+12+1000+4 = 1058 B, ACK 14+20+8+12+4+4 = 62 B:
+///   1058×320 + 1058×800 + 62×800 + 62×320 = 338 560 + 846 400 + 49 600 + 19 840 ps
+///   + 4 000 000 ps = 5 254 400 ps -> 5255 ns (rounded up).
+/// - hpcc (+42 B INT stack on both): 1100 B and 104 B: 352 000 + 880 000 + 83 200 + 33 280
+///   + 4 000 000 = 5 348 480 ps -> 5349 ns.
+/// - fncc (ACK + 2 B N + 42 B stack): 1058 B and 106 B: 338 560 + 846 400 + 84 800 + 33 920
+///   + 4 000 000 = 5 303 680 ps -> 5304 ns.
+/// - rcc (+8 B timestamp on both, +8 B ACK extension): 1066 B and 78 B: 341 120 + 852 800
+///   + 62 400 + 24 960 + 4 000 000 = 5 281 280 ps -> 5282 ns.
+#[test]
+fn base_rtt_by_hand() {
+    let t = |n: &str| synth::scenario(n).unwrap().base_rtt_ns();
+    assert_eq!(t("roce_dcqcn"), 5255);
+    assert_eq!(t("hpcc_dumbbell"), 5349);
+    assert_eq!(t("fncc_dumbbell"), 5304);
+    assert_eq!(t("rcc_dumbbell"), 5282);
+    for (_, stem) in BUNDLED {
+        let (m, _) = load(stem);
+        let scen = BUNDLED.iter().find(|b| b.1 == *stem).unwrap().0;
+        assert_eq!(m.network.base_rtt_ns, t(scen), "{stem}");
+    }
+}
+
+/// Frame lengths by hand (Ethernet 14 + IPv4 20 + UDP 8 + shim + BTH 12 + headers + payload +
+/// ICRC 4); the first packet of a message is a WRITE_FIRST and carries a 16-byte RETH.
+#[test]
+fn frame_lengths_by_hand() {
+    let expect: [(&str, &[usize]); 5] = [
+        // data 1058, first 1074, ACK/NAK 62, CNP 14+20+8+12+16+4 = 74
+        ("roce_dcqcn", &[1058, 1074, 62, 74]),
+        // data 1100, first 1116, ACK 104
+        ("hpcc_dumbbell", &[1100, 1116, 104]),
+        // data 1058, first 1074, ACK 62 + 2 + 42 = 106
+        ("fncc_dumbbell", &[1058, 1074, 106]),
+        // data 1066, first 1082, ACK 78
+        ("rcc_sender", &[1066, 1082, 78]),
+        ("rcc_receiver", &[1066, 1082]),
+    ];
+    for (stem, lens) in expect {
+        let (_, pcap) = load(stem);
+        let seen: BTreeSet<usize> = records(&pcap).iter().map(|r| r.1.len()).collect();
+        let want: BTreeSet<usize> = lens.iter().copied().collect();
+        assert_eq!(seen, want, "{stem}");
+    }
+}
+
+/// What the decoder reports for every packet of every bundled trace.
+#[test]
+fn every_frame_decodes_with_valid_icrc_and_wire_md_qps() {
+    const SENDER: [u8; 4] = [10, 0, 0, 1];
+    for (_, stem) in BUNDLED {
+        let (m, pcap) = load(stem);
+        let cfg: DecodeConfig = m.decode_config();
+        let mut firsts: BTreeMap<u32, u32> = BTreeMap::new();
+        let mut wrapped = false;
+        for (i, (_, data)) in records(&pcap).iter().enumerate() {
+            let p = Packet::decode_ethernet(data, &cfg);
+            assert!(p.error.is_none(), "{stem} #{}: {:?}", i + 1, p.error);
+            assert_eq!(p.warnings, 0, "{stem} #{}: {:?}", i + 1, p.warning);
+            let (c, w) = p.icrc_check().unwrap();
+            assert_eq!(c, w, "{stem} #{}: ICRC", i + 1);
+            let ip = p.ip.unwrap();
+            let r = p.roce.as_ref().unwrap();
+            let qp = r.bth.dest_qp();
+            let from_sender = ip.addrs.src() == std::net::IpAddr::from(SENDER);
+            if r.bth.opcode().is_data() {
+                assert!(from_sender, "{stem}: data from the sender only");
+                // wire.md 3: data carries the remote (receiver) QP 0x201, 0x202, 0x203.
+                assert!((0x201..=0x203).contains(&qp), "{stem}: data DestQP {qp:#x}");
+                let psn = r.bth.psn();
+                let first = *firsts.entry(qp).or_insert(psn);
+                wrapped |= qp == 0x201 && psn < first;
+                if m.dialect == Dialect::Roce {
+                    // The sender sends ECT(0); only the switch downstream marks CE.
+                    assert_eq!(ip.ecn, 2, "{stem}");
+                }
+            } else {
+                // ACKs, NAKs and CNPs carry the sender's QP 0x101, 0x102, 0x103.
+                assert!(!from_sender, "{stem}");
+                assert!((0x101..=0x103).contains(&qp), "{stem}: DestQP {qp:#x}");
+                assert_eq!(
+                    r.bth.opcode().is_cnp(),
+                    m.dialect == Dialect::Roce && r.bth.opcode().0 == 0x81
+                );
+            }
+        }
+        // Flow 0 starts 192 PSNs below 2^24 and crosses the wrap.
+        assert_eq!(firsts.get(&0x201), Some(&0xFF_FF40), "{stem}");
+        assert!(wrapped, "{stem}: flow 0 crosses the 24-bit PSN wrap");
+    }
+}
+
+/// Decisions of a reference replay of `stem` with model `name`, in the harness's order.
+fn replay(stem: &str, name: &str) -> (Vec<Decision>, u64) {
+    let trace = Trace::load(&traces_dir().join(format!("{stem}.toml"))).unwrap();
+    let spec = trace.model(name).unwrap().clone();
+    let mut got = Vec::new();
+    let mut last_t = 0;
+    let stats = replay::replay_reference(&trace, &spec, 1, |d| {
+        got.push(*d);
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(stats.extract.malformed, 0, "{stem}");
+    assert!(stats.extract.unpaired_acks.is_empty(), "{stem}");
+    assert!(
+        stats
+            .flows
+            .flows
+            .iter()
+            .all(|f| f.paired_by != "data only" || stem == "rcc_receiver")
+    );
+    replay::for_each_event(&trace, |e| last_t = last_t.max(e.t_ns)).unwrap();
+    (got, last_t)
+}
+
+/// The closed loop's decisions up to the trace's last event, in the replay's order: per-flow
+/// models sorted by (time, flow), stable within a flow.
+fn closed_loop(decisions: &[Decision], last_t: u64, per_flow: bool) -> Vec<Decision> {
+    let mut v: Vec<Decision> = decisions
+        .iter()
+        .filter(|d| d.t_ns <= last_t)
+        .copied()
+        .collect();
+    if per_flow {
+        v.sort_by_key(|d| (d.t_ns, d.flow));
+    }
+    v
+}
+
+/// (rate_bps, window_bytes, ack_cwnd) of a decision.
+type OutputKey = (Option<u64>, Option<u64>, Option<u32>);
+
+fn cause(d: &Decision) -> &'static str {
+    match d.cause {
+        Cause::Event { kind, .. } => kind,
+        Cause::Timer { name } => name,
+    }
+}
+
+/// The traces hold every input the closed loop fed its models: a replay of the capture gives
+/// back the same decisions, bit for bit (state included).
+#[test]
+fn replay_reproduces_the_closed_loop() {
+    for (scen, stem, model, receiver) in [
+        ("roce_dcqcn", "roce_dcqcn", "dcqcn", false),
+        ("hpcc_dumbbell", "hpcc_dumbbell", "hpcc", false),
+        ("fncc_dumbbell", "fncc_dumbbell", "fncc", false),
+        ("rcc_dumbbell", "rcc_sender", "rcc-sender", false),
+        ("rcc_dumbbell", "rcc_receiver", "rcc-receiver", true),
+    ] {
+        let out = synth::scenario(scen).unwrap().simulate().unwrap();
+        let (got, last_t) = replay(stem, model);
+        let want = if receiver {
+            closed_loop(&out.receiver_decisions, last_t, false)
+        } else {
+            closed_loop(&out.sender_decisions, last_t, true)
+        };
+        assert_eq!(got.len(), want.len(), "{stem}/{model}: decision count");
+        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+            assert_eq!(g, w, "{stem}/{model}: decision {i}");
+        }
+        // Every flow's window or rate moved (RCC flow 2 sees exactly two fair shares).
+        let mut outputs: BTreeMap<u32, BTreeSet<OutputKey>> = BTreeMap::new();
+        for d in &got {
+            let o = &d.outputs;
+            outputs
+                .entry(d.flow)
+                .or_default()
+                .insert((o.rate_bps, o.window_bytes, o.ack_cwnd));
+        }
+        assert_eq!(outputs.len(), 3, "{stem}/{model}");
+        assert!(outputs.values().all(|s| s.len() >= 2), "{stem}/{model}");
+    }
+}
+
+/// The roce trace exercises every DCQCN path: CNP cuts, both timers, byte-counter expiries on
+/// tx_data; `dcqcn-nic` replays on the same events.
+#[test]
+fn dcqcn_trace_exercises_every_path() {
+    let (got, _) = replay("roce_dcqcn", "dcqcn");
+    let kinds: BTreeSet<&str> = got.iter().map(cause).collect();
+    assert_eq!(
+        kinds,
+        ["alpha", "rate_increase", "rx_cnp", "tx_data"]
+            .into_iter()
+            .collect()
+    );
+    let (nic, _) = replay("roce_dcqcn", "dcqcn-nic");
+    assert!(nic.iter().any(|d| cause(d) == "rx_cnp"));
+    assert!(nic.iter().any(|d| cause(d) == "rate_decrease"));
+}
+
+/// DCQCN-2 in the capture: the receiver sends at most one CNP per flow per 50 µs. CNPs leave
+/// the receiver ≥ 50 000 ns apart; on the way back one may wait behind the ACK sent at the
+/// same instant (62 B at 10 Gbps = 49.6 ns, 62 B at 25 Gbps = 19.84 ns), so at the sender two
+/// CNPs of a flow are at least 50 000 − 50 − 20 = 49 930 ns apart.
+#[test]
+fn cnps_are_paced_per_flow() {
+    let (m, pcap) = load("roce_dcqcn");
+    let cfg = m.decode_config();
+    let mut last: BTreeMap<u32, u64> = BTreeMap::new();
+    let mut cnps = 0;
+    for (t, data) in records(&pcap) {
+        let p = Packet::decode_ethernet(&data, &cfg);
+        let r = p.roce.as_ref().unwrap();
+        if r.bth.opcode().is_cnp() {
+            assert!(r.bth.becn());
+            cnps += 1;
+            if let Some(prev) = last.insert(r.bth.dest_qp(), t) {
+                assert!(t - prev >= 49_930, "CNPs {} ns apart", t - prev);
+            }
+        }
+    }
+    assert!(cnps >= 10, "{cnps} CNPs");
+    assert_eq!(last.len(), 3, "every flow got CNPs");
+}
+
+fn hop0(p: &Packet<'_>) -> (u8, u16, IntHop) {
+    let r = p.roce.as_ref().unwrap();
+    let view = match (r.shim, r.ack_ext) {
+        (Shim::Int(s), _) => s,
+        (_, AckExt::Fncc(f)) => f.int,
+        _ => panic!("no INT stack"),
+    };
+    let h = view.hops().next().unwrap();
+    (view.header.n_hop, view.header.path_id, h)
+}
+
+/// HPCC ACKs echo the one hop the switch (ID 0x0A1) stamped on egress: B = 6 (10 Gbps,
+/// wire.md 5.1). Two data packets dequeued back to back leave 1100 B × 8 / 10 Gbps = 880 ns
+/// apart exactly (880 000 ps, a whole number of ns), so the smallest TS step between
+/// consecutive ACKs is 880 ns, and txBytes then grows by 1100 B: floor((x + 1100) / 128) −
+/// floor(x / 128) is 8 or 9 units.
+#[test]
+fn hpcc_int_fields_by_hand() {
+    let (m, pcap) = load("hpcc_dumbbell");
+    let cfg = m.decode_config();
+    let mut prev: Option<IntHop> = None;
+    let mut min_step = u64::MAX;
+    let mut max_qlen = 0;
+    for (_, data) in records(&pcap) {
+        let p = Packet::decode_ethernet(&data, &cfg);
+        let r = p.roce.as_ref().unwrap();
+        if !r.bth.opcode().is_ack() {
+            // Data as the sender writes it: an empty stack.
+            let Shim::Int(s) = r.shim else { panic!() };
+            assert_eq!((s.header.n_hop, s.header.path_id), (0, 0));
+            continue;
+        }
+        let (n, path, h) = hop0(&p);
+        assert_eq!((n, path, h.b), (1, 0x0A1, 6));
+        max_qlen = max_qlen.max(h.qlen);
+        if let Some(q) = prev {
+            let dt = h.ts_delta_ns(q);
+            if dt > 0 && dt < min_step {
+                min_step = dt;
+            }
+            if dt == 880 {
+                let units = h.tx_bytes.wrapping_sub(q.tx_bytes) & 0xF_FFFF;
+                assert!(units == 8 || units == 9, "{units}");
+            }
+        }
+        prev = Some(h);
+    }
+    assert_eq!(min_step, 880);
+    assert!(max_qlen > 0, "the queue was seen");
+}
+
+/// FNCC ACKs carry N from the receiver and one record written by the switch on the way back
+/// (FNCC-3), B = 6; N takes every value from 1 to 3 as flows join and leave.
+#[test]
+fn fncc_acks_carry_n_and_the_data_egress_int() {
+    let (m, pcap) = load("fncc_dumbbell");
+    let cfg = m.decode_config();
+    let mut ns = BTreeSet::new();
+    for (t, data) in records(&pcap) {
+        let p = Packet::decode_ethernet(&data, &cfg);
+        let r = p.roce.as_ref().unwrap();
+        if let AckExt::Fncc(f) = r.ack_ext {
+            ns.insert(f.n);
+            let (n_hop, path, h) = hop0(&p);
+            assert_eq!((n_hop, path, h.b), (1, 0x0A1, 6));
+            // Written when the ACK passed the switch, before it reached the sender tap:
+            // TS (mod 2^24) is at most the 1 µs link + 106 B at 25 Gbps (33.92 ns) earlier.
+            let age = (t as u32).wrapping_sub(h.ts) & 0xFF_FFFF;
+            assert!((1_000..=1_034).contains(&age), "INT age {age} ns");
+        }
+    }
+    assert_eq!(ns, [1, 2, 3].into_iter().collect());
+}
+
+/// RCC at the receiver: the one-way delay of an unqueued 1066-byte data packet is
+/// 1066 × 320 ps (25 Gbps) plus 1 µs plus 1066 × 800 ps (10 Gbps) plus 1 µs = 3 193 920 ps;
+/// with both timestamps floored to ns the smallest delay in the capture is 3193 or 3194 ns.
+/// At the sender, ACKs outside PID mode carry the fair share floor(C × T / 8e9 / N) with
+/// C = 10 Gbps, T = 5282 ns: 10e9 × 5282 / 8e9 = 6602.5 bytes, so N = 1, 2, 3 give 6602, 3301,
+/// 2200.
+#[test]
+fn rcc_fields_by_hand() {
+    let (m, pcap) = load("rcc_receiver");
+    let cfg = m.decode_config();
+    let mut min_delay = u64::MAX;
+    for (t, data) in records(&pcap) {
+        let p = Packet::decode_ethernet(&data, &cfg);
+        let Shim::RccTimestamp(ts) = p.roce.as_ref().unwrap().shim else {
+            panic!()
+        };
+        assert!(ts >= EPOCH_NS && ts <= t);
+        min_delay = min_delay.min(t - ts);
+    }
+    assert!((3193..=3194).contains(&min_delay), "{min_delay}");
+
+    let (m, pcap) = load("rcc_sender");
+    let cfg = m.decode_config();
+    let mut fair = BTreeSet::new();
+    let mut pid = 0;
+    for (_, data) in records(&pcap) {
+        let p = Packet::decode_ethernet(&data, &cfg);
+        if let AckExt::Rcc(e) = p.roce.as_ref().unwrap().ack_ext {
+            if e.flags & 1 == 0 {
+                fair.insert((e.n, e.cwnd));
+            } else {
+                pid += 1;
+                assert!(e.cwnd >= 1000, "PID window clamped to 1 MTU");
+            }
+        }
+    }
+    assert_eq!(
+        fair,
+        [(1, 6602), (2, 3301), (3, 2200)].into_iter().collect()
+    );
+    assert!(pid > 0, "some ACKs come from PID mode");
+}
+
+#[test]
+fn scenario_errors_name_the_problem() {
+    let mut s: Scenario = synth::scenario("hpcc_dumbbell").unwrap();
+    s.flows.swap(0, 1);
+    let e = s.simulate().unwrap_err().to_string();
+    assert!(e.contains("strictly increasing"), "{e}");
+
+    let mut s = synth::scenario("hpcc_dumbbell").unwrap();
+    s.bottleneck_bps = 12_000_000_000;
+    let e = s.simulate().unwrap_err().to_string();
+    assert!(e.contains("line-rate code"), "{e}");
+
+    let mut s = synth::scenario("hpcc_dumbbell").unwrap();
+    if let Cc::Hpcc(p) = &mut s.cc {
+        p.eta = 1.5;
+    }
+    let e = s.simulate().unwrap_err();
+    assert!(matches!(e, SynthError::Params { model: "hpcc", .. }), "{e}");
+    assert!(e.to_string().contains("eta"), "{e}");
+
+    let e = synth::scenario("nope").unwrap_err().to_string();
+    assert_eq!(
+        e,
+        "unknown scenario `nope` (known: roce_dcqcn, hpcc_dumbbell, fncc_dumbbell, rcc_dumbbell)"
+    );
+}
+
+/// A scenario with a receiver tap only, written by `generate`, is a valid trace too.
+#[test]
+fn generate_writes_a_capture_and_its_manifest() {
+    let mut s = synth::scenario("fncc_dumbbell").unwrap();
+    s.duration_ns = 100_000;
+    s.taps.sender = None;
+    s.taps.receiver = Some("fncc_rx".into());
+    let dir = tmp_dir("synth-generate");
+    let manifests = synth::generate(&s, &dir).unwrap();
+    assert_eq!(manifests, vec![dir.join("fncc_rx.toml")]);
+    let m = Manifest::load(&manifests[0]).unwrap();
+    assert!(matches!(m.capture_point, CapturePoint::Receiver { .. }));
+    assert_eq!(m.models[0].name, "fncc-receiver");
+    let trace = Trace::load(&manifests[0]).unwrap();
+    let spec = m.models[0].clone();
+    let mut n = 0;
+    replay::replay_reference(&trace, &spec, 1, |_| {
+        n += 1;
+        Ok(())
+    })
+    .unwrap();
+    // One decision per data packet at the receiver (FNCC-2).
+    assert_eq!(
+        n,
+        records(&std::fs::read(dir.join("fncc_rx.pcap")).unwrap()).len()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Figures for docs/synth.md and reviews: `cargo test -p ccreplay --test synth -- --ignored
+/// --nocapture print_figures`.
+#[test]
+#[ignore = "prints figures"]
+fn print_figures() {
+    for s in synth::bundled() {
+        let out = s.simulate().unwrap();
+        println!("== {} (T = {} ns)", s.name, s.base_rtt_ns());
+        for c in &out.captures {
+            println!(
+                "  {}.pcap: {} packets, {} bytes",
+                c.stem,
+                c.packets,
+                c.pcap.len()
+            );
+        }
+        println!("  {:?}", out.stats);
+        let mut last = vec![(0u64, 0u64); s.flows.len()];
+        let mut bucket = 1u64;
+        for d in &out.sender_decisions {
+            let t = d.t_ns - EPOCH_NS;
+            while t >= bucket * 100_000 {
+                let row: Vec<String> = last
+                    .iter()
+                    .map(|(r, w)| format!("{:6.2}G {:>6}B", *r as f64 / 1e9, w))
+                    .collect();
+                println!("  {:>5} us  {}", bucket * 100, row.join("  "));
+                bucket += 1;
+            }
+            let l = &mut last[d.flow as usize];
+            l.0 = d.outputs.rate_bps.unwrap_or(l.0);
+            l.1 = d.outputs.window_bytes.unwrap_or(l.1);
+        }
+    }
+}
