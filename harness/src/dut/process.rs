@@ -1035,6 +1035,48 @@ mod tests {
     }
 
     #[test]
+    fn reply_rules_are_checked() {
+        use ccreplay_reference_cc::{EventKind, Outputs, State};
+        let ev = Event {
+            t_ns: 100,
+            flow: 2,
+            index: 5,
+            kind: EventKind::RxCnp,
+        };
+        let timer = |t_ns| Decision {
+            t_ns,
+            flow: 0,
+            cause: Cause::Timer { name: "alpha" },
+            outputs: Outputs::default(),
+            state: State::default(),
+        };
+        let own = Decision {
+            t_ns: 100,
+            flow: 2,
+            cause: Cause::Event {
+                kind: "rx_cnp",
+                index: 5,
+            },
+            ..timer(0)
+        };
+        let ok = [timer(40), timer(40), timer(100), own];
+        assert_eq!(check_decisions(Call::Event(&ev), &ok), Ok(()));
+        let e = check_decisions(Call::Event(&ev), &[timer(50), timer(40)]).unwrap_err();
+        assert!(
+            e.contains("earlier than the timer before it (50 ns)"),
+            "{e}"
+        );
+        let e = check_decisions(Call::Finish(1000), &[own]).unwrap_err();
+        assert!(
+            e.contains("a finish reply holds timer decisions only"),
+            "{e}"
+        );
+        assert_eq!(check_decisions(Call::Finish(40), &[timer(40)]), Ok(()));
+        let e = check_decisions(Call::Finish(39), &[timer(40)]).unwrap_err();
+        assert!(e.contains("after the trace end = 39 ns"), "{e}");
+    }
+
+    #[test]
     fn names_are_checked() {
         assert!(check_name("W").is_ok());
         assert!(check_name("incStage").is_ok());
