@@ -151,6 +151,9 @@ fn classify<'a>(point: &CapturePoint, p: &'a Packet<'a>) -> Seen<'a> {
     }
 }
 
+/// First frame, packet count and sampled ACK PSNs of an ACK direction.
+type AckStats = (u64, u64, Vec<u32>);
+
 /// Per-direction facts of the first pass.
 #[derive(Default)]
 struct DirStats {
@@ -172,7 +175,7 @@ pub fn build_flow_table(
         source,
     })?;
     let mut data: HashMap<(IpAddr, u32), DirStats> = HashMap::new();
-    let mut acks: HashMap<(IpAddr, u32), (u64, u64, Vec<u32>)> = HashMap::new();
+    let mut acks: HashMap<(IpAddr, u32), AckStats> = HashMap::new();
     let mut report = ExtractReport::default();
     while let Some(rec) = reader.next_record() {
         let rec = match rec {
@@ -247,11 +250,11 @@ pub fn build_flow_table(
 fn pair_acks(
     table: &mut FlowTable,
     data_keys: &[((IpAddr, u32), DirStats)],
-    acks: HashMap<(IpAddr, u32), (u64, u64, Vec<u32>)>,
+    acks: HashMap<(IpAddr, u32), AckStats>,
     explicit: &[FlowSpec],
     report: &mut ExtractReport,
 ) {
-    let mut ack_keys: Vec<((IpAddr, u32), (u64, u64, Vec<u32>))> = acks.into_iter().collect();
+    let mut ack_keys: Vec<((IpAddr, u32), AckStats)> = acks.into_iter().collect();
     ack_keys.sort_by_key(|(_, v)| v.0);
     let paired = |table: &mut FlowTable, flow: FlowId, key: (IpAddr, u32), how: &'static str| {
         table.by_ack.insert(key, flow);
@@ -318,13 +321,8 @@ fn pair_acks(
 fn ack_info(r: &Roce<'_>) -> (bool, AckInfo) {
     let aeth = r.aeth().unwrap_or_default();
     let nak = matches!(aeth.decoded(), Syndrome::Nak(_) | Syndrome::RnrNak { .. });
-    let (mut n, mut cwnd, mut flags, mut ts, mut int): (
-        Option<u16>,
-        Option<u32>,
-        Option<u8>,
-        Option<u64>,
-        Option<IntStack>,
-    ) = (None, None, None, None, None);
+    let (mut n, mut cwnd, mut flags) = (None, None, None);
+    let (mut ts, mut int): (Option<u64>, Option<IntStack>) = (None, None);
     match r.shim {
         Shim::Int(s) => int = Some(s.to_owned_stack()),
         Shim::RccTimestamp(t) => ts = Some(t),

@@ -61,9 +61,9 @@ pub enum Outcome {
     /// Replayed and compared.
     Compared {
         /// The comparison (golden = reference side).
-        report: DiffReport,
+        report: Box<DiffReport>,
         /// The replay's counts.
-        stats: ReplayStats,
+        stats: Box<ReplayStats>,
     },
     /// No golden file yet.
     MissingGolden(PathBuf),
@@ -120,7 +120,10 @@ pub fn check_one(trace: &Trace, model: &str, golden_dir: &Path, jobs: usize) -> 
         let events = collect_events(trace);
         diff::attach_events(&mut report, 3, events);
     }
-    result(Outcome::Compared { report, stats })
+    result(Outcome::Compared {
+        report: Box::new(report),
+        stats: Box::new(stats),
+    })
 }
 
 fn collect_events(trace: &Trace) -> Vec<ccreplay_reference_cc::Event> {
@@ -174,7 +177,7 @@ pub enum BlessError {
         /// Model.
         model: String,
         /// Why.
-        source: ReplayError,
+        source: Box<ReplayError>,
     },
     /// A manifest could not be read: nothing was written.
     #[error("{0}; no golden file was changed")]
@@ -250,7 +253,7 @@ pub fn bless(
                 return Err(BlessError::Replay {
                     trace: trace.name(),
                     model: spec.name.clone(),
-                    source,
+                    source: Box::new(source),
                 });
             }
             if let Err(e) = flushed {

@@ -630,7 +630,7 @@ fn run_check(a: CheckArgs) -> Result<u8, Failure> {
     if let Some(j) = &a.junit {
         let refs: Vec<(String, &diff::DiffReport, String)> = suites
             .iter()
-            .map(|(l, r, t)| (l.clone(), *r, t.clone()))
+            .map(|(l, r, t)| (l.clone(), &***r, t.clone()))
             .collect();
         write_atomic(j, diff::render_junit(&refs).as_bytes())?;
     }

@@ -76,10 +76,16 @@ pub enum ReplayError {
     Extract(#[from] ExtractError),
     /// The DUT failed (exit 3).
     #[error(transparent)]
-    Dut(#[from] DutError),
+    Dut(Box<DutError>),
     /// Writing decisions failed.
     #[error("writing decisions: {0}")]
     Io(#[from] std::io::Error),
+}
+
+impl From<DutError> for ReplayError {
+    fn from(e: DutError) -> Self {
+        ReplayError::Dut(Box::new(e))
+    }
 }
 
 /// What a replay did.
@@ -169,7 +175,9 @@ pub fn replay_reference(
                     out: Vec::new(),
                 });
             }
-            runs[f].as_mut().map(|r| r.events.push(ev));
+            if let Some(r) = runs[f].as_mut() {
+                r.events.push(ev);
+            }
         }
         pool.install(|| {
             runs.par_iter_mut().flatten().for_each(|r| {
@@ -210,18 +218,19 @@ pub fn replay_reference(
             return;
         }
         stats.events += 1;
-        if chunk.len() >= CHUNK_EVENTS && ev.t_ns > last_t {
-            if let Err(e) = flush(
+        if chunk.len() >= CHUNK_EVENTS
+            && ev.t_ns > last_t
+            && let Err(e) = flush(
                 &mut chunk,
                 &mut runs,
                 Some(ev.t_ns),
                 false,
                 &mut sink,
                 &mut stats,
-            ) {
-                failure = Some(e);
-                return;
-            }
+            )
+        {
+            failure = Some(e);
+            return;
         }
         last_t = ev.t_ns;
         chunk.push(*ev);
