@@ -159,8 +159,10 @@ type AckStats = (u64, u64, Vec<u32>);
 struct DirStats {
     first_frame: u64,
     packets: u64,
-    psn_min: u32,
-    psn_max: u32,
+    /// First PSN sent.
+    psn_first: u32,
+    /// How far (24-bit serial distance, C-2) the PSNs sent reach past the first.
+    psn_span: u32,
 }
 
 /// Pass 1: find the flows and pair their directions.
@@ -196,13 +198,16 @@ pub fn build_flow_table(
                     .entry((remote, r.bth.dest_qp()))
                     .or_insert_with(|| DirStats {
                         first_frame: rec.frame_number,
-                        psn_min: psn,
-                        psn_max: psn,
+                        psn_first: psn,
+                        psn_span: 0,
                         ..Default::default()
                     });
                 s.packets += 1;
-                s.psn_min = s.psn_min.min(psn);
-                s.psn_max = s.psn_max.max(psn);
+                // Serial arithmetic: the range survives the 24-bit PSN wrap.
+                let d = psn.wrapping_sub(s.psn_first) & 0xFF_FFFF;
+                if d < (1 << 23) {
+                    s.psn_span = s.psn_span.max(d);
+                }
             }
             Seen::AckIn(remote, r) => {
                 let e = acks.entry((remote, r.bth.dest_qp())).or_insert((
@@ -301,7 +306,7 @@ fn pair_acks(
             .map(|(i, (_, s))| {
                 let hits = psns
                     .iter()
-                    .filter(|&&p| p >= s.psn_min && p <= s.psn_max.saturating_add(1))
+                    .filter(|&&p| (p.wrapping_sub(s.psn_first) & 0xFF_FFFF) <= s.psn_span + 1)
                     .count();
                 (hits, i)
             })

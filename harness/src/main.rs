@@ -20,6 +20,7 @@ use ccreplay::inspect::{self, Format, InspectOptions};
 use ccreplay::models;
 use ccreplay::protocol;
 use ccreplay::replay::{self, ReplayError, Trace};
+use ccreplay::synth;
 use ccreplay_codecs::shim::{IntConfig, IntLayout};
 use ccreplay_codecs::{DecodeConfig, Dialect};
 
@@ -74,6 +75,22 @@ Review the change with `git diff golden/` before committing it.")]
 Exit status: 0 read to the end; 1 with --strict when a packet was malformed;
 2 when the file cannot be read.")]
     Inspect(InspectArgs),
+    /// Regenerate the bundled synthetic traces (deterministic, from their seeds; docs/synth.md).
+    #[command(after_help = "Examples:
+  ccreplay synth                       # every bundled scenario into traces/
+  ccreplay synth hpcc_dumbbell --out /tmp/t
+
+The files are byte-identical on every run; `git diff traces/` shows any change.")]
+    Synth(SynthArgs),
+}
+
+#[derive(Args)]
+struct SynthArgs {
+    /// Scenario names (default: every bundled scenario).
+    scenarios: Vec<String>,
+    /// Output folder.
+    #[arg(long, default_value = "traces")]
+    out: PathBuf,
 }
 
 #[derive(Args)]
@@ -242,6 +259,7 @@ fn main() -> ExitCode {
         Command::Diff(a) => run_diff(a),
         Command::Bless(a) => run_bless(a),
         Command::Inspect(a) => run_inspect(a),
+        Command::Synth(a) => run_synth(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),
@@ -709,4 +727,24 @@ fn run_inspect(a: InspectArgs) -> Result<u8, Failure> {
                 .to_string(),
         )),
     }
+}
+
+fn run_synth(a: SynthArgs) -> Result<u8, Failure> {
+    let hint = || format!("scenarios: {}", synth::SCENARIOS.join(", "));
+    std::fs::create_dir_all(&a.out)
+        .map_err(|e| Failure::input(format!("{}: {e}", a.out.display()), None))?;
+    let written = if a.scenarios.is_empty() {
+        synth::generate_bundled(&a.out).map_err(|e| Failure::input(e, hint()))?
+    } else {
+        let mut w = Vec::new();
+        for name in &a.scenarios {
+            let sc = synth::scenario(name).map_err(|e| Failure::input(e, hint()))?;
+            w.extend(synth::generate(&sc, &a.out).map_err(|e| Failure::input(e, hint()))?);
+        }
+        w
+    };
+    for p in written {
+        println!("wrote {}", p.display());
+    }
+    Ok(0)
 }
