@@ -9,14 +9,22 @@ use std::path::Path;
 use ccreplay::golden::{self, Outcome};
 use ccreplay::replay::{self, Trace};
 
+/// Last window, rate and ACK cwnd of a flow, and its decision count.
+type LastOutputs = (Option<u64>, Option<u64>, Option<u32>, u64);
+
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
 #[test]
 fn bundled_traces_match_their_golden_files() {
-    let results = golden::check_all(&root().join("traces"), &root().join("golden"), 2).expect("traces/");
-    assert!(results.len() >= 4, "expected a trace per dialect, got {}", results.len());
+    let results =
+        golden::check_all(&root().join("traces"), &root().join("golden"), 2).expect("traces/");
+    assert!(
+        results.len() >= 4,
+        "expected a trace per dialect, got {}",
+        results.len()
+    );
     for r in &results {
         match &r.outcome {
             Outcome::Compared { report, .. } => assert!(
@@ -38,7 +46,7 @@ fn bundled_trace_summaries() {
         let mut s = String::new();
         for spec in &trace.manifest.models {
             // Last outputs per flow: where each flow's window and rate ended.
-            let mut last: Vec<(Option<u64>, Option<u64>, Option<u32>, u64)> = Vec::new();
+            let mut last: Vec<LastOutputs> = Vec::new();
             let stats = replay::replay_reference(&trace, spec, 1, |d| {
                 let f = d.flow as usize;
                 if last.len() <= f {
@@ -55,7 +63,11 @@ fn bundled_trace_summaries() {
             let _ = writeln!(
                 s,
                 "model {}: {} packets, {} events, {} decisions, {} malformed",
-                spec.name, stats.extract.packets, stats.events, stats.decisions, stats.extract.malformed
+                spec.name,
+                stats.extract.packets,
+                stats.events,
+                stats.decisions,
+                stats.extract.malformed
             );
             for (f, info) in stats.flows.flows.iter().enumerate() {
                 let (w, r, c, n) = last.get(f).copied().unwrap_or_default();

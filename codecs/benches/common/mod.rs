@@ -70,8 +70,16 @@ fn frame(i: usize, payload_bytes: usize) -> FrameRepr {
         // Data leaves the sender 10.0.0.1; ACKs and CNPs come back to it, so the capture is a
         // sender-side trace the harness can replay.
         ip: IpRepr::V4 {
-            src: if kind <= 5 { [10, 0, 0, 1] } else { [10, 0, 1, flow as u8] },
-            dst: if kind <= 5 { [10, 0, 1, flow as u8] } else { [10, 0, 0, 1] },
+            src: if kind <= 5 {
+                [10, 0, 0, 1]
+            } else {
+                [10, 0, 1, flow as u8]
+            },
+            dst: if kind <= 5 {
+                [10, 0, 1, flow as u8]
+            } else {
+                [10, 0, 0, 1]
+            },
             dscp: 26,
             ecn: (i % 4) as u8,
             ttl: 64,
