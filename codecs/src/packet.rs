@@ -688,7 +688,7 @@ impl<'a> Packet<'a> {
         take!(ExtHeaders::IETH, IETH_LEN, Layer::Ieth, ieth);
         take!(ExtHeaders::CNP, CNP_RESERVED_LEN, Layer::Cnp, cnp_reserved);
         if let Some(r) = roce.cnp_reserved
-            && r.iter().any(|&b| b != 0)
+            && !crate::shim::all_zero(r)
         {
             self.warn(Some(DecodeError::new(
                 Layer::Cnp,

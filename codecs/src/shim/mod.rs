@@ -158,7 +158,7 @@ impl<'a> IntStackView<'a> {
         }
         let filled_end = STACK_HEADER_LEN + HOP_LEN * header.n_hop as usize;
         let records = &data[STACK_HEADER_LEN..filled_end];
-        let warning = data[filled_end..wire_len].iter().any(|&b| b != 0).then(|| {
+        let warning = (!all_zero(&data[filled_end..wire_len])).then(|| {
             DecodeError::new(
                 Layer::IntStack,
                 offset + filled_end,
@@ -211,6 +211,16 @@ impl<'a> IntStackView<'a> {
         }
         s
     }
+}
+
+/// True when every byte is zero; compares 8 bytes at a time (padding records are whole u64s).
+#[inline]
+pub(crate) fn all_zero(b: &[u8]) -> bool {
+    let mut chunks = b.chunks_exact(8);
+    let words = chunks
+        .by_ref()
+        .all(|c| u64::from_ne_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]) == 0);
+    words && chunks.remainder().iter().all(|&x| x == 0)
 }
 
 /// Write `stack` in the configured layout. Records past `max_hops` are not written: a caller
