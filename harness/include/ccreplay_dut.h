@@ -75,6 +75,8 @@ extern "C" {
 #define CCREPLAY_RX_NAK 3u  /* the sender received a NAK: as an ACK */
 #define CCREPLAY_RX_CNP 4u  /* the sender (reaction point) received a CNP */
 #define CCREPLAY_RX_DATA 5u /* the receiver got a data packet: psn, bytes, opcode, ecn, send_ts */
+#define CCREPLAY_DEQUEUE 6u /* a data packet left a switch port: psn, bytes (frame), opcode, ecn,
+                               and the egress queue length in `cwnd` (CCREPLAY_HAS_QLEN) */
 /** Decision cause: a timer of the DUT (ccreplay_decision.timer_name). */
 #define CCREPLAY_CAUSE_TIMER 16u
 
@@ -85,6 +87,7 @@ extern "C" {
 #define CCREPLAY_HAS_RCC_FLAGS (1u << 3) /* rcc_flags */
 #define CCREPLAY_HAS_TS (1u << 4)        /* ts_ns: RCC timestamp in an ACK */
 #define CCREPLAY_HAS_SEND_TS (1u << 5)   /* send_ts_ns: RCC sender timestamp in data */
+#define CCREPLAY_HAS_QLEN (1u << 6)      /* dequeue: queue length, bytes, in `cwnd` (saturating) */
 
 /** One INT hop record, decoded into its raw fields (wire.md 5.1). */
 typedef struct ccreplay_int_hop {
@@ -128,6 +131,9 @@ typedef struct ccreplay_event {
 #define CCREPLAY_OUT_ACK_N (1u << 3)     /* ack_n */
 #define CCREPLAY_OUT_ACK_CWND (1u << 4)  /* ack_cwnd */
 #define CCREPLAY_OUT_ACK_FLAGS (1u << 5) /* ack_flags */
+#define CCREPLAY_OUT_MARK_CE (1u << 6)   /* switch: the packet is marked CE; the value (0 or 1)
+                                            is carried in `send_cnp`, so a decision sets at most
+                                            one of CCREPLAY_OUT_SEND_CNP and CCREPLAY_OUT_MARK_CE */
 
 /** State value types (ccreplay_state_value.type). */
 #define CCREPLAY_STATE_U64 1u

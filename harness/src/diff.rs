@@ -323,6 +323,15 @@ impl Cmp<'_> {
         if r.ack_cwnd != d.ack_cwnd {
             field!("ack_cwnd", ack_cwnd);
         }
+        if r.mark_ce != d.mark_ce {
+            out.push(FieldDiff {
+                field: "mark_ce".into(),
+                reference: t(r.mark_ce),
+                dut: t(d.mark_ce),
+                abs_err: None,
+                rel_err: None,
+            });
+        }
         if r.ack_flags != d.ack_flags {
             out.push(FieldDiff {
                 field: "ack_flags".into(),

@@ -114,6 +114,8 @@ enum Seen<'a> {
     AckIn(IpAddr, &'a Roce<'a>),
     /// Receiver: data in (remote IP, DestQP = local QP).
     DataIn(IpAddr, &'a Roce<'a>),
+    /// Switch port: data leaving the port (source IP, destination IP).
+    PortData(IpAddr, IpAddr, &'a Roce<'a>),
     /// Not a flow event here.
     Other,
     /// Neither from nor to the host.
@@ -126,7 +128,14 @@ fn classify<'a>(point: &CapturePoint, p: &'a Packet<'a>) -> Seen<'a> {
     };
     let (src, dst) = (ip.addrs.src(), ip.addrs.dst());
     let op = r.bth.opcode();
-    let host = point.host();
+    let Some(host) = point.host() else {
+        // A switch port sees data of every flow that crosses it.
+        return if op.is_data() {
+            Seen::PortData(src, dst, r)
+        } else {
+            Seen::Other
+        };
+    };
     match point {
         CapturePoint::Sender { .. } => {
             if src == host && op.is_data() {
@@ -139,7 +148,7 @@ fn classify<'a>(point: &CapturePoint, p: &'a Packet<'a>) -> Seen<'a> {
                 Seen::Other
             }
         }
-        CapturePoint::Receiver { .. } => {
+        CapturePoint::Receiver { .. } | CapturePoint::SwitchPort { .. } => {
             if dst == host && op.is_data() {
                 Seen::DataIn(src, r)
             } else if src != host && dst != host {
@@ -163,6 +172,8 @@ struct DirStats {
     psn_first: u32,
     /// How far (24-bit serial distance, C-2) the PSNs sent reach past the first.
     psn_span: u32,
+    /// The sender's IP, at a switch port (where there is no host).
+    source: Option<IpAddr>,
 }
 
 /// Pass 1: find the flows and pair their directions.
@@ -191,8 +202,13 @@ pub fn build_flow_table(
         if p.error.is_some() {
             continue;
         }
-        match classify(point, &p) {
-            Seen::DataOut(remote, r) | Seen::DataIn(remote, r) => {
+        let seen = classify(point, &p);
+        let source = match seen {
+            Seen::PortData(src, _, _) => Some(src),
+            _ => None,
+        };
+        match seen {
+            Seen::DataOut(remote, r) | Seen::DataIn(remote, r) | Seen::PortData(_, remote, r) => {
                 let psn = r.bth.psn();
                 let s = data
                     .entry((remote, r.bth.dest_qp()))
@@ -200,6 +216,7 @@ pub fn build_flow_table(
                         first_frame: rec.frame_number,
                         psn_first: psn,
                         psn_span: 0,
+                        source,
                         ..Default::default()
                     });
                 s.packets += 1;
@@ -230,15 +247,20 @@ pub fn build_flow_table(
     data_keys.sort_by_key(|(_, s)| s.first_frame);
     let mut table = FlowTable::default();
     let host = point.host();
-    for (id, ((remote, qp), _)) in data_keys.iter().enumerate() {
+    for (id, ((remote, qp), stats)) in data_keys.iter().enumerate() {
         let id = id as FlowId;
+        // At a switch port a flow is (source IP, destination IP, destination QP): "local" is
+        // the sender, "remote" the receiver.
         let (local_qp, remote_qp) = match point {
-            CapturePoint::Sender { .. } => (None, Some(*qp)),
+            CapturePoint::Sender { .. } | CapturePoint::SwitchPort { .. } => (None, Some(*qp)),
             CapturePoint::Receiver { .. } => (Some(*qp), None),
         };
+        let local_ip = host
+            .or(stats.source)
+            .unwrap_or(IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED));
         table.flows.push(FlowInfo {
             id,
-            local_ip: host,
+            local_ip,
             local_qp,
             remote_ip: *remote,
             remote_qp,
@@ -443,6 +465,29 @@ pub fn stream_events(
                     opcode: r.bth.opcode().0,
                     ecn,
                     send_ts_ns,
+                };
+                (flow, kind)
+            }
+            Seen::PortData(_, dst, r) => {
+                let Some(flow) = table.data_flow(dst, r.bth.dest_qp()) else {
+                    continue;
+                };
+                // The queue length this port reported: its own INT record, the last one filled
+                // when the packet left it (hpcc dialect; wire.md 5.3).
+                let qlen_bytes = match r.shim {
+                    Shim::Int(s) => s
+                        .n_hop()
+                        .checked_sub(1)
+                        .and_then(|i| s.hop(i as usize))
+                        .map(|h| h.qlen_bytes()),
+                    _ => None,
+                };
+                let kind = EventKind::Dequeue {
+                    psn: r.bth.psn(),
+                    bytes: rec.orig_len,
+                    opcode: r.bth.opcode().0,
+                    ecn,
+                    qlen_bytes,
                 };
                 (flow, kind)
             }

@@ -50,21 +50,28 @@ pub enum CapturePoint {
         /// The host's IP address.
         host: IpAddr,
     },
+    /// At a switch port's egress mirror: data packets leaving the port (events `dequeue`).
+    SwitchPort {
+        /// The switch and port, for reports (e.g. `tor1:17`).
+        port: String,
+    },
 }
 
 impl CapturePoint {
-    /// The host whose NIC saw the packets.
-    pub fn host(&self) -> IpAddr {
+    /// The host whose NIC saw the packets (`None` at a switch port).
+    pub fn host(&self) -> Option<IpAddr> {
         match self {
-            CapturePoint::Sender { host } | CapturePoint::Receiver { host } => *host,
+            CapturePoint::Sender { host } | CapturePoint::Receiver { host } => Some(*host),
+            CapturePoint::SwitchPort { .. } => None,
         }
     }
 
-    /// `sender` or `receiver`.
+    /// `sender`, `receiver` or `switch_port`.
     pub fn kind(&self) -> &'static str {
         match self {
             CapturePoint::Sender { .. } => "sender",
             CapturePoint::Receiver { .. } => "receiver",
+            CapturePoint::SwitchPort { .. } => "switch_port",
         }
     }
 }

@@ -18,6 +18,10 @@ pub const MODELS: &[(&str, &str)] = &[
         "dcqcn-np",
         "DCQCN notification point (DCQCN-2): receiver CNP generation",
     ),
+    (
+        "dcqcn-cp",
+        "DCQCN congestion point (DCQCN-1): RED/ECN marking at a switch port",
+    ),
     ("hpcc", "HPCC sender, Algorithm 1 (HPCC-1..8)"),
     (
         "fncc",
@@ -84,6 +88,7 @@ pub fn build(name: &str, table: &toml::Table) -> Result<Box<dyn Model + Send>, M
         "dcqcn" => Box::new(dcqcn::Rp::new(params(name, table)?).map_err(invalid)?),
         "dcqcn-nic" => Box::new(dcqcn::RpNic::new(params(name, table)?).map_err(invalid)?),
         "dcqcn-np" => Box::new(dcqcn::Np::new(params(name, table)?).map_err(invalid)?),
+        "dcqcn-cp" => Box::new(dcqcn::CpPort::new(params(name, table)?).map_err(invalid)?),
         "hpcc" => {
             Box::new(hpcc::Hpcc::new(&params::<hpcc::Params>(name, table)?).map_err(invalid)?)
         }

@@ -93,6 +93,21 @@ pub fn write_event(buf: &mut Vec<u8>, ev: &Event) {
                 o.u("send_ts", *t);
             }
         }
+        EventKind::Dequeue {
+            psn,
+            bytes,
+            opcode,
+            ecn,
+            qlen_bytes,
+        } => {
+            o.u("psn", *psn)
+                .u("bytes", *bytes)
+                .u("opcode", *opcode)
+                .u("ecn", *ecn);
+            if let Some(q) = qlen_bytes {
+                o.u("qlen_bytes", *q);
+            }
+        }
     }
     o.end();
 }
@@ -211,9 +226,16 @@ pub fn parse_event(v: &Value) -> Result<Event, ParseError> {
             ecn: bounded(get_u64(m, "ecn")?, "ecn", 3)?,
             send_ts_ns: opt_u64(m, "send_ts")?,
         },
+        "dequeue" => EventKind::Dequeue {
+            psn: bounded(get_u64(m, "psn")?, "psn", 0xFF_FFFF)?,
+            bytes: bounded(get_u64(m, "bytes")?, "bytes", u32::MAX as u64)?,
+            opcode: bounded(get_u64(m, "opcode")?, "opcode", 0xFF)?,
+            ecn: bounded(get_u64(m, "ecn")?, "ecn", 3)?,
+            qlen_bytes: opt_u64(m, "qlen_bytes")?,
+        },
         other => {
             return err(format!(
-                "unknown event kind `{other}` (expected tx_data, rx_ack, rx_nak, rx_cnp, rx_data)"
+                "unknown event kind `{other}` (expected tx_data, rx_ack, rx_nak, rx_cnp, rx_data, dequeue)"
             ));
         }
     };
@@ -246,6 +268,9 @@ fn write_outputs(o: &mut Obj<'_>, out: &Outputs) {
     }
     if let Some(v) = out.ack_flags {
         o.u("ack_flags", v);
+    }
+    if let Some(v) = out.mark_ce {
+        o.boolean("mark_ce", v);
     }
 }
 
@@ -351,7 +376,7 @@ pub fn parse_decision(v: &Value) -> Result<Decision, ParseError> {
         }
     } else {
         let kind = match kind {
-            "tx_data" | "rx_ack" | "rx_nak" | "rx_cnp" | "rx_data" => {
+            "tx_data" | "rx_ack" | "rx_nak" | "rx_cnp" | "rx_data" | "dequeue" => {
                 intern::name(kind).ok_or_else(too_many)?
             }
             other => return err(format!("unknown cause kind `{other}`")),
@@ -366,6 +391,11 @@ pub fn parse_decision(v: &Value) -> Result<Decision, ParseError> {
         Some(Value::Bool(b)) => Some(*b),
         Some(other) => return err(format!("`send_cnp` must be a boolean, got {other}")),
     };
+    let mark_ce = match m.get("mark_ce") {
+        None | Some(Value::Null) => None,
+        Some(Value::Bool(b)) => Some(*b),
+        Some(other) => return err(format!("`mark_ce` must be a boolean, got {other}")),
+    };
     let outputs = Outputs {
         rate_bps: opt_u64(m, "rate_bps")?,
         window_bytes: opt_u64(m, "window_bytes")?,
@@ -379,6 +409,7 @@ pub fn parse_decision(v: &Value) -> Result<Decision, ParseError> {
         ack_flags: opt_u64(m, "ack_flags")?
             .map(|v| bounded(v, "ack_flags", 0xFF))
             .transpose()?,
+        mark_ce,
     };
     let mut names: Vec<&'static str> = Vec::new();
     let mut values: Vec<StateValue> = Vec::new();

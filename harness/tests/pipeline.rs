@@ -333,3 +333,110 @@ fn cli_exit_codes_and_messages() {
     let (code, _, _) = ccreplay(&["check"], &dir);
     assert_eq!(code, 2, "a broken manifest in the folder is bad input");
 }
+
+/// A switch-port capture: data packets leaving the port, each with the port's INT record as
+/// the last hop. `dcqcn-cp` decides RED marks from those queue lengths.
+#[test]
+fn switch_port_capture_gives_dequeue_events_and_cp_decisions() {
+    let dir = tmpdir("port");
+    let mut w = PcapWriter::create(dir.join("port.pcap")).unwrap();
+    // Two flows through the port; queue lengths (80-byte units) 50, 150, 250, 400 per flow:
+    // 4 000, 12 000, 20 000, 32 000 bytes. A first hop upstream, then this port's record.
+    let q_units = [50u16, 150, 250, 400];
+    let mut t = 1_000_000u64;
+    for (i, q) in q_units.iter().enumerate() {
+        for f in 0..2u32 {
+            let upstream = IntHop {
+                b: 2,
+                ts: 1,
+                tx_bytes: 1,
+                qlen: 999,
+            };
+            let here = IntHop {
+                b: 2,
+                ts: 2,
+                tx_bytes: 2,
+                qlen: *q,
+            };
+            let int = IntStack::from_hops(0x3, &[upstream, here]).unwrap();
+            let data = BthRepr {
+                opcode: Opcode::RC_WRITE_MIDDLE,
+                dest_qp: 0x200 + f,
+                psn: i as u32,
+                ..Default::default()
+            };
+            w.write(
+                t,
+                &frame(
+                    [10, 0, 0, 1 + f as u8],
+                    [10, 0, 9, 9],
+                    data,
+                    int,
+                    None,
+                    1000,
+                ),
+            )
+            .unwrap();
+            t += 100;
+        }
+    }
+    w.flush().unwrap();
+    let manifest = r#"dialect = "hpcc"
+[capture_point]
+kind = "switch_port"
+port = "tor1:17"
+[network]
+link_rate_bps = 100_000_000_000
+base_rtt_ns = 8_000
+mtu_bytes = 1000
+[[models]]
+name = "dcqcn-cp"
+params = { kmin_bytes = 5_000, kmax_bytes = 20_000, pmax = 1.0, seed = 1 }
+[source]
+kind = "synthesized"
+generator = "harness/tests/pipeline.rs"
+"#;
+    let m = dir.join("port.toml");
+    fs::write(&m, manifest).unwrap();
+    let trace = Trace::load(&m).unwrap();
+    let mut events = Vec::new();
+    let (table, _) = replay::for_each_event(&trace, |e| events.push(*e)).unwrap();
+    assert_eq!(table.flows.len(), 2);
+    assert_eq!(table.flows[1].local_ip.to_string(), "10.0.0.2");
+    assert_eq!(table.flows[1].remote_qp, Some(0x201));
+    assert_eq!(events.len(), 8);
+    // The port's own record is the last one: 150 units × 80 = 12 000 bytes for round 1.
+    let ccreplay_reference_cc::EventKind::Dequeue {
+        qlen_bytes, bytes, ..
+    } = events[2].kind
+    else {
+        panic!()
+    };
+    assert_eq!(qlen_bytes, Some(12_000));
+    assert_eq!(bytes as usize, 14 + 20 + 8 + 42 + 12 + 1000 + 4);
+    let mut marks = Vec::new();
+    replay::replay_reference(&trace, &trace.manifest.models[0], 1, |d| {
+        marks.push((d.flow, d.outputs.mark_ce.unwrap(), d.state.get("p")));
+        Ok(())
+    })
+    .unwrap();
+    use ccreplay_reference_cc::StateValue::F64;
+    // p by DCQCN-1: 4 000 <= Kmin: 0; 12 000: (12 000 - 5 000) / 15 000 = 0.4666…; 20 000 = Kmax:
+    // 1.0 × Pmax = 1; 32 000 > Kmax: 1. Draws only where 0 < p < 1 (rounds 1, for both flows):
+    // SplitMix64(seed 1) gives 0.56656 then 0.74578 (high halves / 2^32, computed in Python:
+    // docs/models/dcqcn.md CP3), both >= 0.46667: neither is marked.
+    let p1 = 7_000.0 / 15_000.0;
+    assert_eq!(
+        marks,
+        vec![
+            (0, false, Some(F64(0.0))),
+            (1, false, Some(F64(0.0))),
+            (0, false, Some(F64(p1))),
+            (1, false, Some(F64(p1))),
+            (0, true, Some(F64(1.0))),
+            (1, true, Some(F64(1.0))),
+            (0, true, Some(F64(1.0))),
+            (1, true, Some(F64(1.0))),
+        ]
+    );
+}

@@ -36,6 +36,20 @@ pub enum EventKind {
     RxNak(AckInfo),
     /// The sender (reaction point) received a CNP.
     RxCnp,
+    /// A data packet left a switch port (a switch-port capture: the egress mirror of the port).
+    Dequeue {
+        /// 24-bit PSN.
+        psn: u32,
+        /// Frame bytes on the wire (what the queue held).
+        bytes: u32,
+        /// BTH opcode.
+        opcode: u8,
+        /// IP ECN codepoint as the packet left (3 = CE: the switch marked it).
+        ecn: u8,
+        /// Egress queue length when the packet left, bytes, when the capture carries it (the
+        /// port's own INT record, hpcc dialect); `None` otherwise.
+        qlen_bytes: Option<u64>,
+    },
     /// The receiver got a data packet.
     RxData {
         /// 24-bit PSN.
@@ -79,6 +93,7 @@ impl EventKind {
             EventKind::RxNak(_) => "rx_nak",
             EventKind::RxCnp => "rx_cnp",
             EventKind::RxData { .. } => "rx_data",
+            EventKind::Dequeue { .. } => "dequeue",
         }
     }
 }
@@ -115,6 +130,8 @@ pub struct Outputs {
     pub ack_cwnd: Option<u32>,
     /// Receiver (RCC): flags written into the ACK.
     pub ack_flags: Option<u8>,
+    /// Switch (DCQCN CP): the packet is marked CE.
+    pub mark_ce: Option<bool>,
 }
 
 /// A state variable's value. f64 values are compared bit for bit.

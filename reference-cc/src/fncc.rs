@@ -216,7 +216,7 @@ impl Model for Fncc {
             }
             EventKind::RxAck(a) => (a, false),
             EventKind::RxNak(a) => (a, true),
-            EventKind::RxCnp | EventKind::RxData { .. } => return,
+            EventKind::RxCnp | EventKind::RxData { .. } | EventKind::Dequeue { .. } => return,
         };
         self.hook.applied = false;
         let (outcome, st) = self.core.on_ack(ev.flow, ack, nak, &mut self.hook);

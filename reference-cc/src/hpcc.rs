@@ -602,7 +602,7 @@ impl Model for Hpcc {
             }
             EventKind::RxAck(a) => (a, false),
             EventKind::RxNak(a) => (a, true),
-            EventKind::RxCnp | EventKind::RxData { .. } => return,
+            EventKind::RxCnp | EventKind::RxData { .. } | EventKind::Dequeue { .. } => return,
         };
         let (outcome, st) = self.core.on_ack(ev.flow, ack, nak, &mut NoHook);
         let m = match &outcome {

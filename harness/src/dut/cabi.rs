@@ -50,6 +50,7 @@ const RX_ACK: u32 = 2;
 const RX_NAK: u32 = 3;
 const RX_CNP: u32 = 4;
 const RX_DATA: u32 = 5;
+const DEQUEUE: u32 = 6;
 const CAUSE_TIMER: u32 = 16;
 
 const HAS_INT: u32 = 1 << 0;
@@ -58,6 +59,7 @@ const HAS_CWND: u32 = 1 << 2;
 const HAS_RCC_FLAGS: u32 = 1 << 3;
 const HAS_TS: u32 = 1 << 4;
 const HAS_SEND_TS: u32 = 1 << 5;
+const HAS_QLEN: u32 = 1 << 6;
 
 const OUT_RATE: u32 = 1 << 0;
 const OUT_WINDOW: u32 = 1 << 1;
@@ -65,7 +67,9 @@ const OUT_SEND_CNP: u32 = 1 << 2;
 const OUT_ACK_N: u32 = 1 << 3;
 const OUT_ACK_CWND: u32 = 1 << 4;
 const OUT_ACK_FLAGS: u32 = 1 << 5;
-const OUT_ALL: u32 = (1 << 6) - 1;
+/// mark_ce, carried in the `send_cnp` byte (0 or 1): the v1 layout has no field of its own.
+const OUT_MARK_CE: u32 = 1 << 6;
+const OUT_ALL: u32 = (1 << 7) - 1;
 
 const STATE_U64: u32 = 1;
 const STATE_I64: u32 = 2;
@@ -572,7 +576,7 @@ impl CAbiDut {
             return Err(format!("unknown output bits {:#x} in `present`", c.present));
         }
         let cause = match c.cause_kind {
-            TX_DATA | RX_ACK | RX_NAK | RX_CNP | RX_DATA => Cause::Event {
+            TX_DATA | RX_ACK | RX_NAK | RX_CNP | RX_DATA | DEQUEUE => Cause::Event {
                 kind: kind_name(c.cause_kind),
                 index: c.cause_index,
             },
@@ -586,15 +590,21 @@ impl CAbiDut {
             k => return Err(format!("unknown cause_kind {k}")),
         };
         let has = |bit: u32| c.present & bit != 0;
-        let send_cnp = if has(OUT_SEND_CNP) {
-            match c.send_cnp {
-                0 => Some(false),
-                1 => Some(true),
-                v => return Err(format!("send_cnp = {v}, expected 0 or 1")),
+        if has(OUT_SEND_CNP) && has(OUT_MARK_CE) {
+            return Err("send_cnp and mark_ce share a byte: set at most one of them".into());
+        }
+        let flag = |bit: u32, what: &str| -> Result<Option<bool>, String> {
+            if !has(bit) {
+                return Ok(None);
             }
-        } else {
-            None
+            match c.send_cnp {
+                0 => Ok(Some(false)),
+                1 => Ok(Some(true)),
+                v => Err(format!("{what} = {v}, expected 0 or 1")),
+            }
         };
+        let send_cnp = flag(OUT_SEND_CNP, "send_cnp")?;
+        let mark_ce = flag(OUT_MARK_CE, "mark_ce")?;
         let outputs = Outputs {
             rate_bps: has(OUT_RATE).then_some(c.rate_bps),
             window_bytes: has(OUT_WINDOW).then_some(c.window_bytes),
@@ -602,6 +612,7 @@ impl CAbiDut {
             ack_n: has(OUT_ACK_N).then_some(c.ack_n),
             ack_cwnd: has(OUT_ACK_CWND).then_some(c.ack_cwnd),
             ack_flags: has(OUT_ACK_FLAGS).then_some(c.ack_flags),
+            mark_ce,
         };
         let n = c.n_state as usize;
         if n > MAX_STATE {
@@ -659,6 +670,7 @@ fn kind_name(code: u32) -> &'static str {
         RX_ACK => "rx_ack",
         RX_NAK => "rx_nak",
         RX_CNP => "rx_cnp",
+        DEQUEUE => "dequeue",
         _ => "rx_data",
     }
 }
@@ -763,6 +775,24 @@ fn fill_event(c: &mut CEvent, ev: &Event) {
             if let Some(t) = send_ts_ns {
                 c.present |= HAS_SEND_TS;
                 c.send_ts_ns = *t;
+            }
+        }
+        EventKind::Dequeue {
+            psn,
+            bytes,
+            opcode,
+            ecn,
+            qlen_bytes,
+        } => {
+            c.kind = DEQUEUE;
+            c.psn = *psn;
+            c.bytes = *bytes;
+            c.opcode = *opcode;
+            c.ecn = *ecn;
+            if let Some(q) = qlen_bytes {
+                // The queue length travels in `cwnd` (bytes, saturating): v1 has no field of its own.
+                c.present |= HAS_QLEN;
+                c.cwnd = (*q).min(u32::MAX as u64) as u32;
             }
         }
     }

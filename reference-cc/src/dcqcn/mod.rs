@@ -18,10 +18,12 @@ mod flows;
 mod increase;
 pub mod nic;
 pub mod np;
+pub mod port;
 pub mod rp;
 
 pub use nic::{NicParams, RpNic};
 pub use np::{Np, NpParams};
+pub use port::{CpParams, CpPort};
 pub use rp::{Rp, RpParams};
 
 use crate::model::ParamError;

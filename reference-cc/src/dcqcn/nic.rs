@@ -480,7 +480,10 @@ impl Model for RpNic {
                     }
                 },
             ),
-            EventKind::RxAck(_) | EventKind::RxNak(_) | EventKind::RxData { .. } => {}
+            EventKind::RxAck(_)
+            | EventKind::RxNak(_)
+            | EventKind::RxData { .. }
+            | EventKind::Dequeue { .. } => {}
         }
     }
 

@@ -321,7 +321,10 @@ impl Model for Rp {
                     }
                 },
             ),
-            EventKind::RxAck(_) | EventKind::RxNak(_) | EventKind::RxData { .. } => {}
+            EventKind::RxAck(_)
+            | EventKind::RxNak(_)
+            | EventKind::RxData { .. }
+            | EventKind::Dequeue { .. } => {}
         }
     }
 
