@@ -11,7 +11,9 @@
 //! not be paired is reported, never dropped silently. At a receiver a flow is (local IP, local
 //! QP, remote IP): data packets in.
 
-use std::collections::HashMap;
+// Flow lookups happen per packet: FxHash (rustc-hash) instead of SipHash, whose DoS resistance
+// buys nothing for keys read from the user's own capture.
+use rustc_hash::FxHashMap as HashMap;
 use std::net::IpAddr;
 use std::path::Path;
 
@@ -187,8 +189,8 @@ pub fn build_flow_table(
         path: capture.display().to_string(),
         source,
     })?;
-    let mut data: HashMap<(IpAddr, u32), DirStats> = HashMap::new();
-    let mut acks: HashMap<(IpAddr, u32), AckStats> = HashMap::new();
+    let mut data: HashMap<(IpAddr, u32), DirStats> = HashMap::default();
+    let mut acks: HashMap<(IpAddr, u32), AckStats> = HashMap::default();
     let mut report = ExtractReport::default();
     while let Some(rec) = reader.next_record() {
         let rec = match rec {
@@ -296,13 +298,13 @@ fn pair_acks(
         }
     }
     // 2. IP pair: exactly one data QP and one ACK QP for a remote IP.
-    let mut data_by_ip: HashMap<IpAddr, Vec<FlowId>> = HashMap::new();
+    let mut data_by_ip: HashMap<IpAddr, Vec<FlowId>> = HashMap::default();
     for (i, ((ip, _), _)) in data_keys.iter().enumerate() {
         if table.flows[i].local_qp.is_none() {
             data_by_ip.entry(*ip).or_default().push(i as FlowId);
         }
     }
-    let mut ack_by_ip: HashMap<IpAddr, Vec<usize>> = HashMap::new();
+    let mut ack_by_ip: HashMap<IpAddr, Vec<usize>> = HashMap::default();
     for (i, (key, _)) in ack_keys.iter().enumerate() {
         if !table.by_ack.contains_key(key) {
             ack_by_ip.entry(key.0).or_default().push(i);
