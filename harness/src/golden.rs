@@ -138,6 +138,16 @@ pub fn check_all(
     golden_dir: &Path,
     jobs: usize,
 ) -> Result<Vec<CheckResult>, String> {
+    check_all_with(traces_dir, golden_dir, jobs, |_, _| {})
+}
+
+/// [`check_all`], calling `starting(trace, model)` before each replay (for progress display).
+pub fn check_all_with(
+    traces_dir: &Path,
+    golden_dir: &Path,
+    jobs: usize,
+    mut starting: impl FnMut(&str, &str),
+) -> Result<Vec<CheckResult>, String> {
     let manifests =
         find_traces(traces_dir).map_err(|e| format!("{}: {e}", traces_dir.display()))?;
     if manifests.is_empty() {
@@ -151,6 +161,7 @@ pub fn check_all(
         match Trace::load(&m) {
             Ok(trace) => {
                 for spec in &trace.manifest.models {
+                    starting(&trace.name(), &spec.name);
                     out.push(check_one(&trace, &spec.name, golden_dir, jobs));
                 }
             }

@@ -588,7 +588,17 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
 }
 
 fn run_check(a: CheckArgs) -> Result<u8, Failure> {
-    let results = golden::check_all(&a.dir, &a.golden, a.jobs).map_err(|e| {
+    let pb = if io::stderr().is_terminal() {
+        indicatif::ProgressBar::new_spinner()
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    pb.enable_steady_tick(Duration::from_millis(120));
+    let results = golden::check_all_with(&a.dir, &a.golden, a.jobs, |trace, model| {
+        pb.set_message(format!("checking {trace} / {model}"));
+    });
+    pb.finish_and_clear();
+    let results = results.map_err(|e| {
         Failure::input(
             e,
             "run from the repository root, or name the traces folder: ccreplay check DIR"
