@@ -1,6 +1,6 @@
-//! HPCC sender model on arbitrary event sequences: no panic, every f64 in state finite and
-//! >= 0, W and Wc in [w_min, W_init], R = floor(W × 8e9 / T), one decision per ACK/NAK and
-//! none otherwise, and the same decisions on a second run (C-3, HPCC-1, HPCC-6).
+//! HPCC sender model on arbitrary event sequences: no panic, every f64 in state finite
+//! and non-negative, W and Wc in [w_min, W_init], R = floor(W × 8e9 / T), one decision per
+//! ACK/NAK and none otherwise, and the same decisions on a second run (C-3, HPCC-1, HPCC-6).
 #![no_main]
 
 use arbitrary::{Arbitrary, Unstructured};
