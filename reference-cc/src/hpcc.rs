@@ -522,7 +522,7 @@ pub const STATE_NAMES: &[&str] = &[
 /// The HPCC sender model (name `hpcc`): Algorithm 1 per flow.
 ///
 /// Events: `tx_data` advances `snd_nxt` (no decision); `rx_ack` and `rx_nak` run `NEWACK`
-/// and produce one decision each; `rx_cnp` and `rx_data` are not HPCC inputs (ignored).
+/// and produce one decision each; `rx_cnp`, `rx_data` and `dequeue` are not HPCC inputs (ignored).
 #[derive(Clone, Debug)]
 pub struct Hpcc {
     core: Core,
