@@ -411,6 +411,7 @@ impl<'a> Packet<'a> {
 
     /// Decode one frame. `orig_len` is the frame's length on the wire (≥ `data.len()` when the
     /// record was cut by snaplen); it tells a cut record from a lying length field.
+    #[inline]
     pub fn decode(data: &'a [u8], orig_len: usize, start: LinkStart, cfg: &DecodeConfig) -> Self {
         let mut p = Packet::empty(data);
         if let Err(e) = p.decode_inner(orig_len.max(data.len()), start, cfg) {
@@ -421,6 +422,7 @@ impl<'a> Packet<'a> {
 
     /// Decode a capture record: its link type says where the decoder starts, and its original
     /// length tells a snaplen cut from a lying length field.
+    #[inline]
     pub fn from_record(rec: &crate::capture::Record<'a>, cfg: &DecodeConfig) -> Self {
         use crate::capture::LinkError;
         match rec.link_start() {
@@ -457,6 +459,7 @@ impl<'a> Packet<'a> {
         Self::decode(data, data.len(), LinkStart::Ethernet, cfg)
     }
 
+    #[inline]
     fn decode_inner(
         &mut self,
         orig_len: usize,
@@ -572,7 +575,22 @@ impl<'a> Packet<'a> {
         udp_end: usize,
         cfg: &DecodeConfig,
     ) -> Result<(), DecodeError> {
-        let data = self.data;
+        // Disjoint borrows: the RoCE view is built in place in `self.roce` (no copy of the large
+        // struct on the hot path) while warnings are counted beside it.
+        let Packet {
+            data,
+            roce: roce_slot,
+            warning,
+            warnings,
+            ..
+        } = self;
+        let data: &'a [u8] = data;
+        let mut warn = |w: Option<DecodeError>| {
+            if let Some(w) = w {
+                warning.get_or_insert(w);
+                *warnings = warnings.saturating_add(1);
+            }
+        };
         if udp_end < start + ICRC_LEN {
             return Err(DecodeError::new(
                 Layer::Icrc,
@@ -597,7 +615,7 @@ impl<'a> Packet<'a> {
         let shim = match cfg.dialect {
             Dialect::Hpcc => {
                 let (s, w) = IntStackView::parse(rest, off, cfg.int)?;
-                self.warn(w);
+                warn(w);
                 rest = &rest[s.wire_len..];
                 off += s.wire_len;
                 Shim::Int(s)
@@ -615,9 +633,9 @@ impl<'a> Packet<'a> {
         rest = &rest[BTH_LEN..];
         off += BTH_LEN;
         let warning = bth.reserved_warning(bth_offset);
-        self.warn(warning);
+        warn(warning);
 
-        let mut roce = Roce {
+        let roce = roce_slot.insert(Roce {
             offset: start,
             shim,
             bth_offset,
@@ -636,11 +654,10 @@ impl<'a> Packet<'a> {
             payload_offset: off,
             pad: &rest[..0],
             icrc,
-        };
+        });
         let opcode = bth.opcode();
         if !opcode.is_known() {
             // wire.md 2: reported; the rest of the packet is kept as an opaque payload.
-            self.roce = Some(roce);
             return Err(DecodeError::new(
                 Layer::Bth,
                 bth_offset,
@@ -658,7 +675,6 @@ impl<'a> Packet<'a> {
                         Err(e) => {
                             roce.payload = &rest[..0];
                             roce.payload_offset = off;
-                            self.roce = Some(roce);
                             return Err(e);
                         }
                     };
@@ -690,7 +706,7 @@ impl<'a> Packet<'a> {
         if let Some(r) = roce.cnp_reserved
             && !crate::shim::all_zero(r)
         {
-            self.warn(Some(DecodeError::new(
+            warn(Some(DecodeError::new(
                 Layer::Cnp,
                 off - CNP_RESERVED_LEN,
                 ErrorKind::Reserved {
@@ -710,7 +726,7 @@ impl<'a> Packet<'a> {
                     })();
                     match ext {
                         Ok((n, int, w)) => {
-                            self.warn(w);
+                            warn(w);
                             rest = &rest[2 + int.wire_len..];
                             off += 2 + int.wire_len;
                             roce.ack_ext = AckExt::Fncc(FnccExtView { n, int });
@@ -718,7 +734,6 @@ impl<'a> Packet<'a> {
                         Err(e) => {
                             roce.payload = &rest[..0];
                             roce.payload_offset = off;
-                            self.roce = Some(roce);
                             return Err(e);
                         }
                     }
@@ -726,7 +741,7 @@ impl<'a> Packet<'a> {
                 Dialect::Rcc => match view::<RCC_EXT_LEN>(rest, Layer::RccExt, off) {
                     Ok(b) => {
                         let e = RccExt::from_bytes(b);
-                        self.warn(e.reserved_warning(off));
+                        warn(e.reserved_warning(off));
                         rest = &rest[RCC_EXT_LEN..];
                         off += RCC_EXT_LEN;
                         roce.ack_ext = AckExt::Rcc(e);
@@ -734,7 +749,6 @@ impl<'a> Packet<'a> {
                     Err(e) => {
                         roce.payload = &rest[..0];
                         roce.payload_offset = off;
-                        self.roce = Some(roce);
                         return Err(e);
                     }
                 },
@@ -747,7 +761,6 @@ impl<'a> Packet<'a> {
         roce.payload_offset = off;
         if captured_end < icrc_at {
             // Cut by snaplen inside the payload: the headers are whole, the rest is not.
-            self.roce = Some(roce);
             return Err(DecodeError::truncated(
                 Layer::Payload,
                 off,
@@ -756,7 +769,6 @@ impl<'a> Packet<'a> {
             ));
         }
         if rest.len() < pad {
-            self.roce = Some(roce);
             return Err(DecodeError::new(
                 Layer::Payload,
                 off,
@@ -770,7 +782,6 @@ impl<'a> Packet<'a> {
         let (payload, pad_bytes) = rest.split_at(rest.len() - pad);
         roce.payload = payload;
         roce.pad = pad_bytes;
-        self.roce = Some(roce);
         if complete {
             Ok(())
         } else {
@@ -785,6 +796,7 @@ impl<'a> Packet<'a> {
     }
 }
 
+#[inline]
 fn decode_ipv4(data: &[u8], off: usize, orig_len: usize) -> Result<IpInfo, DecodeError> {
     let bytes = data.get(off..).unwrap_or(&[]);
     let h = Ipv4HeaderSlice::from_slice(bytes).map_err(|e| match e {
