@@ -117,19 +117,13 @@ pub fn check_one(trace: &Trace, model: &str, golden_dir: &Path, jobs: usize) -> 
     };
     let mut report = diff::diff(&golden, &actual, &golden_options());
     if !report.ok() {
-        let events = collect_events(trace);
+        let events = replay::divergence_events(trace, &report, 3);
         diff::attach_events(&mut report, 3, events);
     }
     result(Outcome::Compared {
         report: Box::new(report),
         stats: Box::new(stats),
     })
-}
-
-fn collect_events(trace: &Trace) -> Vec<ccreplay_reference_cc::Event> {
-    let mut v = Vec::new();
-    let _ = replay::for_each_event(trace, |e| v.push(*e));
-    v
 }
 
 /// Check every trace of `traces_dir` (every model of its manifest) against `golden_dir`.

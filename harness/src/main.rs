@@ -532,26 +532,40 @@ fn run_diff(a: DiffArgs) -> Result<u8, Failure> {
     let spec = pick_model(&trace, a.model.as_deref())?.clone();
     let mut reference = Side::default();
     let pb = progress(&format!("diff {}", trace.name()));
-    replay::replay_reference(&trace, &spec, a.jobs, |d| {
-        pb.inc(1);
-        reference.push(d);
-        Ok(())
-    })?;
-    let (other, other_name) = match (&a.dut, &a.golden) {
+    let other_name = match (&a.dut, &a.golden) {
         (Some(s), _) => {
+            // One extraction feeds both sides.
+            let mut reference_dut = ModelDut::new(
+                replay::build_model(&trace, &spec).map_err(|e| Failure::input(e, None))?,
+            );
             let mut dut = make_dut(s, &trace, &spec, a.dut_timeout_ms)?;
             let mut side = Side::default();
-            replay::replay_dut(&trace, dut.as_mut(), |d| {
+            replay::replay_pair(&trace, &mut reference_dut, dut.as_mut(), |is_ref, d| {
                 pb.inc(1);
-                side.push(d);
+                if is_ref {
+                    reference.push(d)
+                } else {
+                    side.push(d)
+                }
+            })?;
+            Some((side, "dut"))
+        }
+        (None, Some(_)) => None,
+        (None, None) => return Err(Failure::input("give --dut or --golden", None)),
+    };
+    let (other, other_name) = match (other_name, &a.golden) {
+        (Some(x), _) => x,
+        (None, Some(g)) => {
+            replay::replay_reference(&trace, &spec, a.jobs, |d| {
+                pb.inc(1);
+                reference.push(d);
                 Ok(())
             })?;
-            (side, "dut")
+            (
+                golden::read_golden(g).map_err(|e| Failure::input(e, None))?,
+                "golden",
+            )
         }
-        (None, Some(g)) => (
-            golden::read_golden(g).map_err(|e| Failure::input(e, None))?,
-            "golden",
-        ),
         (None, None) => return Err(Failure::input("give --dut or --golden", None)),
     };
     pb.finish_and_clear();
@@ -561,8 +575,7 @@ fn run_diff(a: DiffArgs) -> Result<u8, Failure> {
     };
     let mut report = diff::diff(&reference, &other, &opts);
     if !report.ok() {
-        let mut evs = Vec::new();
-        let _ = replay::for_each_event(&trace, |e| evs.push(*e));
+        let evs = replay::divergence_events(&trace, &report, 3);
         diff::attach_events(&mut report, 3, evs);
     }
     let text = diff::render_text(&report, "reference", other_name);

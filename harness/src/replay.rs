@@ -293,3 +293,79 @@ pub fn replay_dut(
     stats.extract = report;
     Ok(stats)
 }
+
+/// Replay a trace through two DUTs at once — the reference and the device under test — from
+/// one extraction: each event goes to both, in trace order. Used by `diff`, which aligns the
+/// two streams by (flow, cause, ordinal), so their order does not matter.
+pub fn replay_pair(
+    trace: &Trace,
+    reference: &mut dyn Dut,
+    dut: &mut dyn Dut,
+    mut sink: impl FnMut(bool, &Decision),
+) -> Result<ReplayStats, ReplayError> {
+    let mut stats = ReplayStats::default();
+    let mut out = Vec::new();
+    let mut failure: Option<ReplayError> = None;
+    let mut last_t = 0;
+    let (table, report) = for_each_event(trace, |ev| {
+        if failure.is_some() {
+            return;
+        }
+        stats.events += 1;
+        last_t = ev.t_ns;
+        for is_ref in [true, false] {
+            let side: &mut dyn Dut = if is_ref { &mut *reference } else { &mut *dut };
+            out.clear();
+            if let Err(e) = side.event(ev, &mut out) {
+                failure = Some(e.into());
+                return;
+            }
+            for d in &out {
+                sink(is_ref, d);
+            }
+            stats.decisions += out.len() as u64;
+        }
+    })?;
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    for is_ref in [true, false] {
+        let side: &mut dyn Dut = if is_ref { &mut *reference } else { &mut *dut };
+        out.clear();
+        side.finish(last_t, &mut out)?;
+        for d in &out {
+            sink(is_ref, d);
+        }
+        stats.decisions += out.len() as u64;
+    }
+    stats.flows = table;
+    stats.extract = report;
+    Ok(stats)
+}
+
+/// The causing events of each flow's first divergence and up to `before` events before them,
+/// streamed from the trace (memory: only those events).
+pub fn divergence_events(
+    trace: &Trace,
+    report: &crate::diff::DiffReport,
+    before: u64,
+) -> Vec<Event> {
+    let wanted: std::collections::HashMap<u32, u64> = report
+        .flows
+        .iter()
+        .filter_map(|f| f.first.as_ref().and_then(crate::diff::divergence_event))
+        .collect();
+    let mut v = Vec::new();
+    if wanted.is_empty() {
+        return v;
+    }
+    let _ = for_each_event(trace, |e| {
+        if let Some(&idx) = wanted.get(&e.flow)
+            && e.index + before >= idx
+            && e.index <= idx
+        {
+            v.push(*e);
+        }
+    });
+    v
+}
