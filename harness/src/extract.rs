@@ -93,6 +93,18 @@ pub struct FlowTable {
     by_data: HashMap<(IpAddr, u32), FlowId>,
     /// (remote IP, local QP) of ACKs / NAKs / CNPs → flow.
     by_ack: HashMap<(IpAddr, u32), FlowId>,
+    /// Single-pass mode: flows are added as they appear (see [`FlowTable::single_pass`]).
+    grow: Option<Growth>,
+}
+
+/// How a single-pass table grows: the capture point, and the manifest's pairing by key.
+#[derive(Clone, Debug)]
+struct Growth {
+    point: CapturePoint,
+    spec_by_data: HashMap<(IpAddr, u32), usize>,
+    spec_by_ack: HashMap<(IpAddr, u32), usize>,
+    specs: Vec<FlowSpec>,
+    spec_flow: Vec<Option<FlowId>>,
 }
 
 impl FlowTable {
@@ -105,6 +117,134 @@ impl FlowTable {
     /// The flow of an ACK / NAK / CNP from `remote` with DestQP `qp`.
     pub fn ack_flow(&self, remote: IpAddr, qp: u32) -> Option<FlowId> {
         self.by_ack.get(&(remote, qp)).copied()
+    }
+
+    /// A table that needs no first pass, when one exists: at a receiver or a switch port (no
+    /// pairing to do), or at a sender whose manifest pairs flows explicitly (`[[flows]]` is the
+    /// pairing; ACK directions it does not list are reported unpaired). Flows are numbered in
+    /// order of their first packet, as [`build_flow_table`] numbers them.
+    pub fn single_pass(manifest: &Manifest) -> Option<FlowTable> {
+        let point = manifest.capture_point.clone();
+        if matches!(point, CapturePoint::Sender { .. }) && manifest.flows.is_empty() {
+            return None;
+        }
+        let mut g = Growth {
+            point,
+            spec_by_data: HashMap::default(),
+            spec_by_ack: HashMap::default(),
+            specs: manifest.flows.clone(),
+            spec_flow: vec![None; manifest.flows.len()],
+        };
+        if matches!(g.point, CapturePoint::Sender { .. }) {
+            for (i, f) in manifest.flows.iter().enumerate() {
+                g.spec_by_data.insert((f.remote_ip, f.remote_qp), i);
+                g.spec_by_ack.insert((f.remote_ip, f.local_qp), i);
+            }
+        }
+        Some(FlowTable {
+            grow: Some(g),
+            ..FlowTable::default()
+        })
+    }
+
+    /// Renumber flows by `first[id]` (the frame of their first packet), ties by old id.
+    fn renumber(&mut self, first: &[u64]) {
+        let mut order: Vec<FlowId> = (0..self.flows.len() as FlowId).collect();
+        order.sort_by_key(|&id| (first.get(id as usize).copied().unwrap_or(u64::MAX), id));
+        let mut new_of = vec![0 as FlowId; order.len()];
+        for (new, &old) in order.iter().enumerate() {
+            new_of[old as usize] = new as FlowId;
+        }
+        let mut flows: Vec<FlowInfo> = order
+            .iter()
+            .map(|&old| self.flows[old as usize].clone())
+            .collect();
+        for (i, f) in flows.iter_mut().enumerate() {
+            f.id = i as FlowId;
+        }
+        self.flows = flows;
+        for v in self.by_data.values_mut().chain(self.by_ack.values_mut()) {
+            *v = new_of[*v as usize];
+        }
+    }
+
+    fn add(&mut self, info: FlowInfo) -> FlowId {
+        let id = self.flows.len() as FlowId;
+        self.flows.push(FlowInfo { id, ..info });
+        id
+    }
+
+    /// Data direction lookup, adding the flow in single-pass mode.
+    fn data_flow_mut(&mut self, local: Option<IpAddr>, remote: IpAddr, qp: u32) -> Option<FlowId> {
+        if let Some(f) = self.data_flow(remote, qp) {
+            return Some(f);
+        }
+        let g = self.grow.as_ref()?;
+        let spec = g.spec_by_data.get(&(remote, qp)).copied();
+        let existing = spec.and_then(|i| g.spec_flow[i]);
+        let host = g.point.host();
+        let is_sender_side = !matches!(g.point, CapturePoint::Receiver { .. });
+        let id = match existing {
+            Some(id) => id,
+            None => {
+                let (local_qp, remote_qp) = if is_sender_side {
+                    (None, Some(qp))
+                } else {
+                    (Some(qp), None)
+                };
+                let local_ip = host
+                    .or(local)
+                    .unwrap_or(IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED));
+                let paired_by = if spec.is_some() {
+                    "manifest"
+                } else {
+                    "data only"
+                };
+                let id = self.add(FlowInfo {
+                    id: 0,
+                    local_ip,
+                    local_qp,
+                    remote_ip: remote,
+                    remote_qp,
+                    paired_by,
+                });
+                if let Some(i) = spec {
+                    let g = self.grow.as_mut()?;
+                    g.spec_flow[i] = Some(id);
+                    let lqp = g.specs[i].local_qp;
+                    self.flows[id as usize].local_qp = Some(lqp);
+                    self.by_ack.insert((remote, lqp), id);
+                }
+                id
+            }
+        };
+        self.by_data.insert((remote, qp), id);
+        Some(id)
+    }
+
+    /// ACK direction lookup, adding the flow in single-pass mode when the manifest pairs it.
+    fn ack_flow_mut(&mut self, remote: IpAddr, qp: u32) -> Option<FlowId> {
+        if let Some(f) = self.ack_flow(remote, qp) {
+            return Some(f);
+        }
+        let g = self.grow.as_ref()?;
+        let i = *g.spec_by_ack.get(&(remote, qp))?;
+        let spec = g.specs[i].clone();
+        // The ACK came first (a capture that starts mid-flow): the flow starts here.
+        let id = self.add(FlowInfo {
+            id: 0,
+            local_ip: spec.local_ip,
+            local_qp: Some(spec.local_qp),
+            remote_ip: spec.remote_ip,
+            remote_qp: Some(spec.remote_qp),
+            paired_by: "manifest",
+        });
+        if let Some(g) = self.grow.as_mut() {
+            g.spec_flow[i] = Some(id);
+        }
+        self.by_ack.insert((remote, qp), id);
+        self.by_data.insert((spec.remote_ip, spec.remote_qp), id);
+        Some(id)
     }
 }
 
@@ -271,7 +411,17 @@ pub fn build_flow_table(
         table.by_data.insert((*remote, *qp), id);
     }
     if let CapturePoint::Sender { .. } = point {
+        // First frame of every ACK direction, to number flows by their first packet.
+        let ack_first: HashMap<(IpAddr, u32), u64> = acks.iter().map(|(k, v)| (*k, v.0)).collect();
         pair_acks(&mut table, &data_keys, acks, &manifest.flows, &mut report);
+        let mut first: Vec<u64> = data_keys.iter().map(|(_, s)| s.first_frame).collect();
+        first.resize(table.flows.len(), u64::MAX);
+        for (key, flow) in &table.by_ack {
+            if let Some(&f) = ack_first.get(key) {
+                first[*flow as usize] = first[*flow as usize].min(f);
+            }
+        }
+        table.renumber(&first);
     }
     Ok((table, report))
 }
@@ -291,10 +441,25 @@ fn pair_acks(
         f.local_qp = Some(key.1);
         f.paired_by = how;
     };
-    // 1. The manifest.
+    // 1. The manifest. A listed flow whose data direction never shows (a capture that holds
+    //    only its ACKs) is still a flow.
     for spec in explicit {
-        if let Some(flow) = table.data_flow(spec.remote_ip, spec.remote_qp) {
-            paired(table, flow, (spec.remote_ip, spec.local_qp), "manifest");
+        let ack_key = (spec.remote_ip, spec.local_qp);
+        match table.data_flow(spec.remote_ip, spec.remote_qp) {
+            Some(flow) => paired(table, flow, ack_key, "manifest"),
+            None if ack_keys.iter().any(|(k, _)| *k == ack_key) => {
+                let id = table.add(FlowInfo {
+                    id: 0,
+                    local_ip: spec.local_ip,
+                    local_qp: None,
+                    remote_ip: spec.remote_ip,
+                    remote_qp: Some(spec.remote_qp),
+                    paired_by: "manifest",
+                });
+                table.by_data.insert((spec.remote_ip, spec.remote_qp), id);
+                paired(table, id, ack_key, "manifest");
+            }
+            None => {}
         }
     }
     // 2. IP pair: exactly one data QP and one ACK QP for a remote IP.
@@ -388,7 +553,7 @@ pub fn stream_events(
     capture: &Path,
     cfg: &DecodeConfig,
     point: &CapturePoint,
-    table: &FlowTable,
+    table: &mut FlowTable,
     mut report: ExtractReport,
     mut sink: impl FnMut(&Event),
 ) -> Result<ExtractReport, ExtractError> {
@@ -397,6 +562,7 @@ pub fn stream_events(
         source,
     })?;
     let mut index = vec![0u64; table.flows.len()];
+    let mut unpaired: HashMap<(IpAddr, u32), u64> = HashMap::default();
     let mut last_t = 0u64;
     report.capture_error = None;
     while let Some(rec) = reader.next_record() {
@@ -425,7 +591,7 @@ pub fn stream_events(
         let ecn = p.ip.map_or(0, |ip| ip.ecn);
         let (flow, kind) = match classify(point, &p) {
             Seen::DataOut(remote, r) => {
-                let Some(flow) = table.data_flow(remote, r.bth.dest_qp()) else {
+                let Some(flow) = table.data_flow_mut(None, remote, r.bth.dest_qp()) else {
                     continue;
                 };
                 let kind = EventKind::TxData {
@@ -436,7 +602,10 @@ pub fn stream_events(
                 (flow, kind)
             }
             Seen::AckIn(remote, r) => {
-                let Some(flow) = table.ack_flow(remote, r.bth.dest_qp()) else {
+                let Some(flow) = table.ack_flow_mut(remote, r.bth.dest_qp()) else {
+                    if table.grow.is_some() {
+                        *unpaired.entry((remote, r.bth.dest_qp())).or_insert(0) += 1;
+                    }
                     continue;
                 };
                 if r.bth.opcode().is_cnp() {
@@ -454,7 +623,7 @@ pub fn stream_events(
                 }
             }
             Seen::DataIn(remote, r) => {
-                let Some(flow) = table.data_flow(remote, r.bth.dest_qp()) else {
+                let Some(flow) = table.data_flow_mut(None, remote, r.bth.dest_qp()) else {
                     continue;
                 };
                 let send_ts_ns = match r.shim {
@@ -470,8 +639,8 @@ pub fn stream_events(
                 };
                 (flow, kind)
             }
-            Seen::PortData(_, dst, r) => {
-                let Some(flow) = table.data_flow(dst, r.bth.dest_qp()) else {
+            Seen::PortData(src, dst, r) => {
+                let Some(flow) = table.data_flow_mut(Some(src), dst, r.bth.dest_qp()) else {
                     continue;
                 };
                 // The queue length this port reported: its own INT record, the last one filled
@@ -511,6 +680,9 @@ pub fn stream_events(
             rec.ts_ns
         };
         last_t = t_ns;
+        if index.len() <= flow as usize {
+            index.resize(flow as usize + 1, 0);
+        }
         let i = &mut index[flow as usize];
         sink(&Event {
             t_ns,
@@ -521,5 +693,11 @@ pub fn stream_events(
         *i += 1;
         report.events += 1;
     }
+    let mut unpaired: Vec<_> = unpaired
+        .into_iter()
+        .map(|((ip, qp), n)| (ip, qp, n))
+        .collect();
+    unpaired.sort();
+    report.unpaired_acks.extend(unpaired);
     Ok(report)
 }

@@ -111,13 +111,18 @@ pub fn for_each_event(
     trace: &Trace,
     sink: impl FnMut(&Event),
 ) -> Result<(FlowTable, ExtractReport), ExtractError> {
-    let (table, report) = extract::build_flow_table(&trace.capture, &trace.manifest)?;
+    // One pass when no pairing needs the whole capture first (receiver, switch port, or an
+    // explicit [[flows]] pairing); two passes otherwise.
+    let (mut table, report) = match FlowTable::single_pass(&trace.manifest) {
+        Some(t) => (t, ExtractReport::default()),
+        None => extract::build_flow_table(&trace.capture, &trace.manifest)?,
+    };
     let cfg = trace.manifest.decode_config();
     let report = extract::stream_events(
         &trace.capture,
         &cfg,
         &trace.manifest.capture_point,
-        &table,
+        &mut table,
         report,
         sink,
     )?;
