@@ -262,86 +262,69 @@ pub fn replay_dut(
     dut: &mut dyn Dut,
     mut sink: impl FnMut(&Decision) -> std::io::Result<()>,
 ) -> Result<ReplayStats, ReplayError> {
-    let mut stats = ReplayStats::default();
-    let mut out = Vec::new();
-    let mut failure: Option<ReplayError> = None;
-    let mut last_t = 0;
-    let (table, report) = for_each_event(trace, |ev| {
-        if failure.is_some() {
-            return;
-        }
-        stats.events += 1;
-        last_t = ev.t_ns;
-        out.clear();
-        if let Err(e) = dut.event(ev, &mut out) {
-            failure = Some(e.into());
-            return;
-        }
-        for d in &out {
-            if let Err(e) = sink(d) {
-                failure = Some(e.into());
-                return;
-            }
-        }
-        stats.decisions += out.len() as u64;
-    })?;
-    if let Some(e) = failure {
-        return Err(e);
-    }
-    out.clear();
-    dut.finish(last_t, &mut out)?;
-    for d in &out {
-        sink(d)?;
-    }
-    stats.decisions += out.len() as u64;
-    stats.flows = table;
-    stats.extract = report;
-    Ok(stats)
+    replay_duts(trace, &mut [dut], |_, d| sink(d))
 }
 
 /// Replay a trace through two DUTs at once — the reference and the device under test — from
 /// one extraction: each event goes to both, in trace order. Used by `diff`, which aligns the
-/// two streams by (flow, cause, ordinal), so their order does not matter.
+/// two streams by (flow, cause, ordinal), so their order does not matter. `sink` is told
+/// whether a decision is the reference's.
 pub fn replay_pair(
     trace: &Trace,
     reference: &mut dyn Dut,
     dut: &mut dyn Dut,
     mut sink: impl FnMut(bool, &Decision),
 ) -> Result<ReplayStats, ReplayError> {
+    replay_duts(trace, &mut [reference, dut], |i, d| {
+        sink(i == 0, d);
+        Ok(())
+    })
+}
+
+/// Feed every event of a trace to each DUT in turn (one extraction), then finish them at the
+/// last event's time; `sink(i, decision)` gets DUT `i`'s decisions as they come.
+fn replay_duts(
+    trace: &Trace,
+    duts: &mut [&mut dyn Dut],
+    mut sink: impl FnMut(usize, &Decision) -> std::io::Result<()>,
+) -> Result<ReplayStats, ReplayError> {
     let mut stats = ReplayStats::default();
     let mut out = Vec::new();
     let mut failure: Option<ReplayError> = None;
     let mut last_t = 0;
+    let mut deliver =
+        |i: usize, out: &[Decision], stats: &mut ReplayStats| -> std::io::Result<()> {
+            for d in out {
+                sink(i, d)?;
+            }
+            stats.decisions += out.len() as u64;
+            Ok(())
+        };
     let (table, report) = for_each_event(trace, |ev| {
         if failure.is_some() {
             return;
         }
         stats.events += 1;
         last_t = ev.t_ns;
-        for is_ref in [true, false] {
-            let side: &mut dyn Dut = if is_ref { &mut *reference } else { &mut *dut };
+        for (i, dut) in duts.iter_mut().enumerate() {
             out.clear();
-            if let Err(e) = side.event(ev, &mut out) {
-                failure = Some(e.into());
+            let done = dut
+                .event(ev, &mut out)
+                .map_err(ReplayError::from)
+                .and_then(|()| deliver(i, &out, &mut stats).map_err(ReplayError::from));
+            if let Err(e) = done {
+                failure = Some(e);
                 return;
             }
-            for d in &out {
-                sink(is_ref, d);
-            }
-            stats.decisions += out.len() as u64;
         }
     })?;
     if let Some(e) = failure {
         return Err(e);
     }
-    for is_ref in [true, false] {
-        let side: &mut dyn Dut = if is_ref { &mut *reference } else { &mut *dut };
+    for (i, dut) in duts.iter_mut().enumerate() {
         out.clear();
-        side.finish(last_t, &mut out)?;
-        for d in &out {
-            sink(is_ref, d);
-        }
-        stats.decisions += out.len() as u64;
+        dut.finish(last_t, &mut out)?;
+        deliver(i, &out, &mut stats)?;
     }
     stats.flows = table;
     stats.extract = report;
