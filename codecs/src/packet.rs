@@ -232,6 +232,9 @@ pub struct Roce<'a> {
     pub payload: &'a [u8],
     /// Offset of the payload (where decoding stopped, for a packet cut inside its headers).
     pub payload_offset: usize,
+    /// Payload bytes the packet had on the wire, from its length fields (pad excluded): the
+    /// same as `payload.len()` for a whole packet, more when the record was cut by snaplen.
+    pub payload_wire_len: usize,
     /// Pad bytes (PadCnt of them).
     pub pad: &'a [u8],
     /// The 4 ICRC bytes as on the wire; `None` when the record was cut before them.
@@ -387,6 +390,19 @@ impl<'a> Packet<'a> {
     /// True when decoding stopped at an error.
     pub fn is_malformed(&self) -> bool {
         self.error.is_some()
+    }
+
+    /// True when every header was read and only the payload, pad or ICRC was cut by snaplen
+    /// (header-only captures): what congestion control needs is all there.
+    pub fn headers_complete(&self) -> bool {
+        match &self.error {
+            None => true,
+            Some(e) => {
+                matches!(e.kind, ErrorKind::Truncated { .. })
+                    && matches!(e.layer, Layer::Payload | Layer::Icrc)
+                    && self.roce.is_some()
+            }
+        }
     }
 
     /// Recompute the ICRC and compare it with the one in the packet: `Some((computed, found))`,
@@ -652,6 +668,7 @@ impl<'a> Packet<'a> {
             ack_ext: AckExt::None,
             payload: rest,
             payload_offset: off,
+            payload_wire_len: 0,
             pad: &rest[..0],
             icrc,
         });
@@ -759,6 +776,7 @@ impl<'a> Packet<'a> {
         let pad = bth.pad_cnt() as usize;
         roce.payload = rest;
         roce.payload_offset = off;
+        roce.payload_wire_len = icrc_at.saturating_sub(off).saturating_sub(pad);
         if captured_end < icrc_at {
             // Cut by snaplen inside the payload: the headers are whole, the rest is not.
             return Err(DecodeError::truncated(

@@ -55,6 +55,9 @@ pub struct ExtractReport {
     pub malformed: u64,
     /// Frame numbers and messages of the first malformed packets.
     pub malformed_examples: Vec<(u64, String)>,
+    /// Packets cut by snaplen after their headers: replayed (their payload length comes from
+    /// the length fields).
+    pub snaplen_cut: u64,
     /// RoCEv2 packets neither from nor to the capture point's host.
     pub not_this_host: u64,
     /// Non-RoCEv2 packets (PFC, other traffic).
@@ -341,7 +344,7 @@ pub fn build_flow_table(
             }
         };
         let p = Packet::from_record(&rec, &cfg);
-        if p.error.is_some() {
+        if !p.headers_complete() {
             continue;
         }
         let seen = classify(point, &p);
@@ -575,7 +578,10 @@ pub fn stream_events(
         };
         report.packets += 1;
         let p = Packet::from_record(&rec, cfg);
-        if let Some(e) = &p.error {
+        if p.error.is_some() && p.headers_complete() {
+            // Cut by snaplen after the headers (a header-only capture): the event is whole.
+            report.snaplen_cut += 1;
+        } else if let Some(e) = &p.error {
             report.malformed += 1;
             if report.malformed_examples.len() < 5 {
                 report
@@ -596,7 +602,7 @@ pub fn stream_events(
                 };
                 let kind = EventKind::TxData {
                     psn: r.bth.psn(),
-                    bytes: r.payload.len() as u32,
+                    bytes: r.payload_wire_len as u32,
                     opcode: r.bth.opcode().0,
                 };
                 (flow, kind)
@@ -632,7 +638,7 @@ pub fn stream_events(
                 };
                 let kind = EventKind::RxData {
                     psn: r.bth.psn(),
-                    bytes: r.payload.len() as u32,
+                    bytes: r.payload_wire_len as u32,
                     opcode: r.bth.opcode().0,
                     ecn,
                     send_ts_ns,

@@ -469,6 +469,12 @@ fn report_extraction(stats: &replay::ReplayStats) {
             "ccreplay: {n} ACK/NAK/CNP packets from {ip} to QP 0x{qp:06x} match no data flow (add a [[flows]] pairing to the manifest)"
         );
     }
+    if r.snaplen_cut > 0 {
+        eprintln!(
+            "ccreplay: {} packets cut by snaplen after their headers were replayed (payload length from the length fields)",
+            r.snaplen_cut
+        );
+    }
     if r.time_clamped > 0 {
         eprintln!(
             "ccreplay: {} events had timestamps going backwards; fed at the previous time",
