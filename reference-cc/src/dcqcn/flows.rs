@@ -7,12 +7,82 @@
 
 use std::collections::BTreeMap;
 
-use crate::event::FlowId;
+use crate::event::{Cause, Decision, Event, EventKind, FlowId};
 
 /// A flow's state that exposes its earliest pending timer deadline.
 pub(crate) trait Timed {
     /// Earliest pending deadline of this flow, ns.
     fn next_deadline_ns(&self) -> Option<u64>;
+}
+
+/// What the per-flow state of a DCQCN reaction point (paper or NIC profile) offers the event
+/// loop both profiles share ([`rp_on_event`], [`rp_on_timer`]).
+pub(crate) trait ReactionPoint: Timed {
+    /// The profile's derived configuration.
+    type Config;
+    /// A flow's state at its first event (line rate).
+    fn start(cfg: &Self::Config) -> Self;
+    /// A CNP arrived (DCQCN-3 / DCQCN-4 rate decrease).
+    fn cnp(&mut self, t_ns: u64, cfg: &Self::Config);
+    /// Bytes were sent; true when they completed a byte-counter cycle (an increase: decide).
+    fn bytes_sent(&mut self, bytes: u64, cfg: &Self::Config) -> bool;
+    /// The decision record after a change.
+    fn record(&self, t_ns: u64, flow: FlowId, cause: Cause) -> Decision;
+    /// Fire the flow's timers due at `deadline_ns`, in the spec's order.
+    fn fire_timers(
+        &mut self,
+        flow: FlowId,
+        deadline_ns: u64,
+        cfg: &Self::Config,
+        out: &mut Vec<Decision>,
+    );
+}
+
+/// The reaction points' `Model::on_event`: a CNP cuts the rate and decides; sent bytes advance
+/// the byte counter and decide when a cycle completes; nothing else concerns a sender's rate.
+pub(crate) fn rp_on_event<S: ReactionPoint>(
+    flows: &mut FlowTable<S>,
+    cfg: &S::Config,
+    ev: &Event,
+    out: &mut Vec<Decision>,
+) {
+    let cause = Cause::Event {
+        kind: ev.kind.name(),
+        index: ev.index,
+    };
+    match ev.kind {
+        EventKind::RxCnp => flows.with_flow(
+            ev.flow,
+            || S::start(cfg),
+            |f| {
+                f.cnp(ev.t_ns, cfg);
+                out.push(f.record(ev.t_ns, ev.flow, cause));
+            },
+        ),
+        EventKind::TxData { bytes, .. } => flows.with_flow(
+            ev.flow,
+            || S::start(cfg),
+            |f| {
+                if f.bytes_sent(u64::from(bytes), cfg) {
+                    out.push(f.record(ev.t_ns, ev.flow, cause));
+                }
+            },
+        ),
+        EventKind::RxAck(_)
+        | EventKind::RxNak(_)
+        | EventKind::RxData { .. }
+        | EventKind::Dequeue { .. } => {}
+    }
+}
+
+/// The reaction points' `Model::on_timer`.
+pub(crate) fn rp_on_timer<S: ReactionPoint>(
+    flows: &mut FlowTable<S>,
+    cfg: &S::Config,
+    now_ns: u64,
+    out: &mut Vec<Decision>,
+) {
+    flows.fire_next(now_ns, |flow, f, d| f.fire_timers(flow, d, cfg, out));
 }
 
 /// Flow id -> state, with the earliest deadline cached.

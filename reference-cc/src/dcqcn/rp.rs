@@ -15,10 +15,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::dcqcn::flows::{FlowTable, Timed};
+use crate::dcqcn::flows::{FlowTable, ReactionPoint, Timed, rp_on_event, rp_on_timer};
 use crate::dcqcn::increase::{IncreaseConfig, RateState};
 use crate::dcqcn::{check_line_rate, err, rate_mbps_to_bps, time_us_to_ns};
-use crate::event::{Cause, Decision, Event, EventKind, FlowId, Outputs, State, StateValue};
+use crate::event::{Cause, Decision, Event, FlowId, Outputs, State, StateValue};
 use crate::model::{Model, ParamError};
 
 /// Paper-profile parameters (C-7): DCQCN / QCN knob names, units in the docs, defaults from
@@ -298,34 +298,7 @@ impl Model for Rp {
     }
 
     fn on_event(&mut self, ev: &Event, out: &mut Vec<Decision>) {
-        let cfg = self.cfg;
-        let cause = Cause::Event {
-            kind: ev.kind.name(),
-            index: ev.index,
-        };
-        match ev.kind {
-            EventKind::RxCnp => self.flows.with_flow(
-                ev.flow,
-                || RpFlow::new(&cfg),
-                |f| {
-                    f.on_cnp(ev.t_ns, &cfg);
-                    out.push(f.decision(ev.t_ns, ev.flow, cause));
-                },
-            ),
-            EventKind::TxData { bytes, .. } => self.flows.with_flow(
-                ev.flow,
-                || RpFlow::new(&cfg),
-                |f| {
-                    if f.throttled && f.rate.on_bytes_sent(u64::from(bytes), &cfg.inc) {
-                        out.push(f.decision(ev.t_ns, ev.flow, cause));
-                    }
-                },
-            ),
-            EventKind::RxAck(_)
-            | EventKind::RxNak(_)
-            | EventKind::RxData { .. }
-            | EventKind::Dequeue { .. } => {}
-        }
+        rp_on_event(&mut self.flows, &self.cfg, ev, out);
     }
 
     fn next_timer_ns(&self) -> Option<u64> {
@@ -333,9 +306,37 @@ impl Model for Rp {
     }
 
     fn on_timer(&mut self, now_ns: u64, out: &mut Vec<Decision>) {
-        let cfg = self.cfg;
-        self.flows
-            .fire_next(now_ns, |flow, f, d| f.fire(flow, d, &cfg, out));
+        rp_on_timer(&mut self.flows, &self.cfg, now_ns, out);
+    }
+}
+
+impl ReactionPoint for RpFlow {
+    type Config = RpConfig;
+
+    fn start(cfg: &RpConfig) -> Self {
+        RpFlow::new(cfg)
+    }
+
+    fn cnp(&mut self, t_ns: u64, cfg: &RpConfig) {
+        self.on_cnp(t_ns, cfg);
+    }
+
+    fn bytes_sent(&mut self, bytes: u64, cfg: &RpConfig) -> bool {
+        self.throttled && self.rate.on_bytes_sent(bytes, &cfg.inc)
+    }
+
+    fn record(&self, t_ns: u64, flow: FlowId, cause: Cause) -> Decision {
+        self.decision(t_ns, flow, cause)
+    }
+
+    fn fire_timers(
+        &mut self,
+        flow: FlowId,
+        deadline_ns: u64,
+        cfg: &RpConfig,
+        out: &mut Vec<Decision>,
+    ) {
+        self.fire(flow, deadline_ns, cfg, out);
     }
 }
 
