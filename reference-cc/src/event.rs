@@ -18,6 +18,17 @@ pub struct Event {
     pub kind: EventKind,
 }
 
+impl Event {
+    /// The cause a decision made for this event carries (C-6).
+    #[inline]
+    pub const fn cause(&self) -> Cause {
+        Cause::Event {
+            kind: self.kind.name(),
+            index: self.index,
+        }
+    }
+}
+
 /// The kinds of event of harness.md 2. Dialect fields a capture does not carry are `None`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum EventKind {

@@ -9,9 +9,7 @@
 use ccreplay_codecs::shim::int::{IntHop, IntStack};
 use serde::{Deserialize, Serialize};
 
-use crate::event::{
-    AckInfo, Cause, Decision, Event, EventKind, FlowId, Outputs, State, StateValue,
-};
+use crate::event::{AckInfo, Decision, Event, EventKind, FlowId, Outputs, State, StateValue};
 use crate::hpcc::{self, AckOutcome, Core, Derived, FlowState, Measurement, WcHook};
 use crate::model::{Model, ParamError};
 
@@ -227,10 +225,7 @@ impl Model for Fncc {
         out.push(Decision {
             t_ns: ev.t_ns,
             flow: ev.flow,
-            cause: Cause::Event {
-                kind: ev.kind.name(),
-                index: ev.index,
-            },
+            cause: ev.cause(),
             outputs: Outputs {
                 rate_bps: Some(st.rate_bps),
                 window_bytes: Some(st.w_bytes),
@@ -380,10 +375,7 @@ impl Model for Receiver {
         out.push(Decision {
             t_ns: ev.t_ns,
             flow: ev.flow,
-            cause: Cause::Event {
-                kind: ev.kind.name(),
-                index: ev.index,
-            },
+            cause: ev.cause(),
             outputs: Outputs {
                 ack_n: Some(u16::try_from(n).unwrap_or(u16::MAX)),
                 ..Outputs::default()

@@ -16,9 +16,7 @@ use ccreplay_codecs::shim::int::{
 };
 use serde::{Deserialize, Serialize};
 
-use crate::event::{
-    AckInfo, Cause, Decision, Event, EventKind, FlowId, Outputs, State, StateValue,
-};
+use crate::event::{AckInfo, Decision, Event, EventKind, FlowId, Outputs, State, StateValue};
 use crate::model::{Model, ParamError};
 use crate::psn::{psn_add, psn_after};
 
@@ -564,10 +562,7 @@ fn hpcc_decision(ev: &Event, st: &FlowState, m: Option<&Measurement>) -> Decisio
     Decision {
         t_ns: ev.t_ns,
         flow: ev.flow,
-        cause: Cause::Event {
-            kind: ev.kind.name(),
-            index: ev.index,
-        },
+        cause: ev.cause(),
         outputs: Outputs {
             rate_bps: Some(st.rate_bps),
             window_bytes: Some(st.w_bytes),

@@ -46,10 +46,7 @@ pub(crate) fn rp_on_event<S: ReactionPoint>(
     ev: &Event,
     out: &mut Vec<Decision>,
 ) {
-    let cause = Cause::Event {
-        kind: ev.kind.name(),
-        index: ev.index,
-    };
+    let cause = ev.cause();
     match ev.kind {
         EventKind::RxCnp => flows.with_flow(
             ev.flow,

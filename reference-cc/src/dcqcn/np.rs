@@ -153,10 +153,7 @@ impl Model for Np {
 
     fn on_event(&mut self, ev: &Event, out: &mut Vec<Decision>) {
         if let EventKind::RxData { ecn: ECN_CE, .. } = ev.kind {
-            let cause = Cause::Event {
-                kind: ev.kind.name(),
-                index: ev.index,
-            };
+            let cause = ev.cause();
             let n_ns = self.n_ns;
             self.flows.with_flow(ev.flow, NpFlow::default, |f| {
                 f.on_mark(ev.t_ns, n_ns, ev.flow, cause, out)

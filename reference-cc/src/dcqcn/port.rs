@@ -12,7 +12,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::cp::{RedParams, SplitMix64, marking_probability, should_mark};
-use crate::event::{Cause, Decision, Event, EventKind, Outputs, State, StateValue};
+use crate::event::{Decision, Event, EventKind, Outputs, State, StateValue};
 use crate::model::{Model, ParamError};
 
 /// Parameters of `dcqcn-cp`: the RED ramp and the generator's seed (recorded in the trace's
@@ -96,10 +96,7 @@ impl Model for CpPort {
         out.push(Decision {
             t_ns: ev.t_ns,
             flow: ev.flow,
-            cause: Cause::Event {
-                kind: ev.kind.name(),
-                index: ev.index,
-            },
+            cause: ev.cause(),
             outputs: Outputs {
                 mark_ce: Some(mark),
                 ..Outputs::default()
@@ -122,6 +119,7 @@ impl Model for CpPort {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::event::Cause;
 
     fn dequeue(index: u64, q: Option<u64>) -> Event {
         Event {

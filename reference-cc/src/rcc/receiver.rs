@@ -29,7 +29,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::event::{Cause, Decision, Event, EventKind, FlowId, Outputs, State, StateValue};
+use crate::event::{Decision, Event, EventKind, FlowId, Outputs, State, StateValue};
 use crate::model::{Model, ParamError};
 use crate::rcc::opcode::{MessagePosition, message_position};
 use crate::rcc::{BITS_NS_PER_BYTE_S, check_common, err};
@@ -327,10 +327,7 @@ impl Receiver {
         Decision {
             t_ns: t,
             flow: ev.flow,
-            cause: Cause::Event {
-                kind: ev.kind.name(),
-                index: ev.index,
-            },
+            cause: ev.cause(),
             outputs: Outputs {
                 ack_cwnd: Some(u32::try_from(cwnd).unwrap_or(u32::MAX)),
                 ack_n: Some(u16::try_from(n_used).unwrap_or(u16::MAX)),

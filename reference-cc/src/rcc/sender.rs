@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::event::{Cause, Decision, Event, EventKind, FlowId, Outputs, State, StateValue};
+use crate::event::{Decision, Event, EventKind, FlowId, Outputs, State, StateValue};
 use crate::model::{Model, ParamError};
 use crate::rcc::{BITS_NS_PER_BYTE_S, bdp_bytes, check_common};
 
@@ -108,10 +108,7 @@ impl Model for Sender {
         out.push(Decision {
             t_ns: ev.t_ns,
             flow: ev.flow,
-            cause: Cause::Event {
-                kind: ev.kind.name(),
-                index: ev.index,
-            },
+            cause: ev.cause(),
             outputs: Outputs {
                 rate_bps: Some(self.pacing_rate_bps(w)),
                 window_bytes: Some(w),
