@@ -5,6 +5,7 @@
 
 pub mod diff;
 pub mod dut;
+pub mod events_in;
 pub mod extract;
 pub mod golden;
 pub mod inspect;

@@ -14,7 +14,6 @@ use ccreplay::diff::{self, DiffOptions, Side, StateCompare, Tolerance};
 use ccreplay::dut::cabi::CAbiDut;
 use ccreplay::dut::process::ProcessDut;
 use ccreplay::dut::{Dut, DutFlow, DutSetup, ModelDut};
-use ccreplay::extract;
 use ccreplay::golden::{self, Outcome};
 use ccreplay::inspect::{self, Format, InspectOptions};
 use ccreplay::models;
@@ -115,7 +114,15 @@ struct CheckArgs {
 #[derive(Args)]
 struct ReplayArgs {
     /// A trace: its manifest (`.toml`) or its capture (the manifest beside it is used).
-    trace: PathBuf,
+    #[arg(required_unless_present = "events")]
+    trace: Option<PathBuf>,
+    /// Replay this events file (JSON Lines, docs/protocol.md) instead of the trace's capture;
+    /// without TRACE, the manifest beside it (same stem, `.toml`) names the models.
+    #[arg(long)]
+    events: Option<PathBuf>,
+    /// Also write the trace's events here as JSON Lines (what `--events` reads back).
+    #[arg(long)]
+    emit_events: Option<PathBuf>,
     /// Reference model (default: the manifest's first).
     #[arg(long)]
     model: Option<String>,
@@ -136,7 +143,11 @@ struct ReplayArgs {
 #[derive(Args)]
 struct DiffArgs {
     /// A trace: its manifest (`.toml`) or its capture.
-    trace: PathBuf,
+    #[arg(required_unless_present = "events")]
+    trace: Option<PathBuf>,
+    /// Diff on this events file (JSON Lines, docs/protocol.md) instead of the trace's capture.
+    #[arg(long)]
+    events: Option<PathBuf>,
     /// Reference model (default: the manifest's first).
     #[arg(long)]
     model: Option<String>,
@@ -321,8 +332,8 @@ fn make_dut(
 ) -> Result<Box<dyn Dut>, Failure> {
     let (kind, rest) = spec.split_once(':').unwrap_or((spec, ""));
     let setup = || -> Result<DutSetup, Failure> {
-        let (table, _) = extract::build_flow_table(&trace.capture, &trace.manifest)
-            .map_err(|e| Failure::input(e, None))?;
+        let (table, _) =
+            ccreplay::events_in::flow_table(trace).map_err(|e| Failure::input(e, None))?;
         let flows = table
             .flows
             .iter()
@@ -486,8 +497,27 @@ fn report_extraction(stats: &replay::ReplayStats) {
     }
 }
 
+/// The trace of `replay` / `diff`: TRACE, and `--events FILE` replacing its capture.
+fn load_trace_args(trace: Option<&Path>, events: Option<&Path>) -> Result<Trace, Failure> {
+    match events {
+        None => load_trace(trace.unwrap_or(Path::new("-"))),
+        Some(_) => ccreplay::events_in::load(trace, events).map_err(|e| {
+            Failure::input(
+                e,
+                "an events trace is a manifest with `events = \"FILE\"` (docs/manifest.md)"
+                    .to_string(),
+            )
+        }),
+    }
+}
+
 fn run_replay(a: ReplayArgs) -> Result<u8, Failure> {
-    let trace = load_trace(&a.trace)?;
+    let trace = load_trace_args(a.trace.as_deref(), a.events.as_deref())?;
+    if let Some(p) = &a.emit_events {
+        let n =
+            ccreplay::events_in::write_events(&trace, p).map_err(|e| Failure::input(e, None))?;
+        eprintln!("ccreplay: {n} events -> {}", p.display());
+    }
     let spec = pick_model(&trace, a.model.as_deref())?.clone();
     let mut out = DecisionOut::new(a.out.clone())?;
     let pb = progress(&format!("replay {}", trace.name()));
@@ -507,7 +537,11 @@ fn run_replay(a: ReplayArgs) -> Result<u8, Failure> {
     pb.finish_and_clear();
     out.commit()
         .map_err(|e| Failure::input(format!("writing decisions: {e}"), None))?;
-    report_extraction(&stats);
+    let bad_lines = ccreplay::events_in::is_events(&trace)
+        && ccreplay::events_in::report_bad_lines(&trace, &stats.extract);
+    if !ccreplay::events_in::is_events(&trace) {
+        report_extraction(&stats);
+    }
     if let Some(path) = &a.out {
         eprintln!(
             "ccreplay: {} events, {} decisions, {} flows -> {}",
@@ -517,7 +551,7 @@ fn run_replay(a: ReplayArgs) -> Result<u8, Failure> {
             path.display()
         );
     }
-    Ok(0)
+    Ok(if bad_lines { 2 } else { 0 })
 }
 
 fn state_compare(s: Option<&str>) -> StateCompare {
@@ -534,7 +568,8 @@ fn state_compare(s: Option<&str>) -> StateCompare {
 }
 
 fn run_diff(a: DiffArgs) -> Result<u8, Failure> {
-    let trace = load_trace(&a.trace)?;
+    let trace = load_trace_args(a.trace.as_deref(), a.events.as_deref())?;
+    let mut extract_report = None;
     let spec = pick_model(&trace, a.model.as_deref())?.clone();
     let mut reference = Side::default();
     let pb = progress(&format!("diff {}", trace.name()));
@@ -546,14 +581,16 @@ fn run_diff(a: DiffArgs) -> Result<u8, Failure> {
             );
             let mut dut = make_dut(s, &trace, &spec, a.dut_timeout_ms)?;
             let mut side = Side::default();
-            replay::replay_pair(&trace, &mut reference_dut, dut.as_mut(), |is_ref, d| {
-                pb.inc(1);
-                if is_ref {
-                    reference.push(d)
-                } else {
-                    side.push(d)
-                }
-            })?;
+            let stats =
+                replay::replay_pair(&trace, &mut reference_dut, dut.as_mut(), |is_ref, d| {
+                    pb.inc(1);
+                    if is_ref {
+                        reference.push(d)
+                    } else {
+                        side.push(d)
+                    }
+                })?;
+            extract_report = Some(stats.extract);
             Some((side, "dut"))
         }
         (None, Some(_)) => None,
@@ -562,11 +599,12 @@ fn run_diff(a: DiffArgs) -> Result<u8, Failure> {
     let (other, other_name) = match (other_name, &a.golden) {
         (Some(x), _) => x,
         (None, Some(g)) => {
-            replay::replay_reference(&trace, &spec, a.jobs, |d| {
+            let stats = replay::replay_reference(&trace, &spec, a.jobs, |d| {
                 pb.inc(1);
                 reference.push(d);
                 Ok(())
             })?;
+            extract_report = Some(stats.extract);
             (
                 golden::read_golden(g).map_err(|e| Failure::input(e, None))?,
                 "golden",
@@ -592,6 +630,11 @@ fn run_diff(a: DiffArgs) -> Result<u8, Failure> {
     if let Some(j) = &a.junit {
         let name = format!("{} / {}", trace.name(), spec.name);
         write_atomic(j, diff::render_junit(&[(name, &report, text)]).as_bytes())?;
+    }
+    if ccreplay::events_in::is_events(&trace)
+        && extract_report.is_some_and(|r| ccreplay::events_in::report_bad_lines(&trace, &r))
+    {
+        return Ok(2);
     }
     Ok(if report.ok() { 0 } else { 1 })
 }
@@ -630,6 +673,16 @@ fn run_check(a: CheckArgs) -> Result<u8, Failure> {
     for r in &results {
         let label = format!("{} / {}", r.trace, r.model);
         match &r.outcome {
+            Outcome::Compared { stats, .. }
+                if ccreplay::events_in::bad_lines(&stats.extract).is_some() =>
+            {
+                failed_input = true;
+                let e = ccreplay::events_in::bad_lines(&stats.extract).unwrap_or_default();
+                if a.format == ReportFormat::Text {
+                    println!("{:>8}  {label}: {e}", "ERROR");
+                }
+                json.push(serde_json::json!({"trace": r.trace, "model": r.model, "ok": false, "error": e}));
+            }
             Outcome::Compared { report, stats } => {
                 let verdict = if report.ok() { "ok" } else { "DIFFERS" };
                 if a.format == ReportFormat::Text {

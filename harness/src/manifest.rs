@@ -17,6 +17,10 @@ pub struct Manifest {
     /// `.pcap`, else `.pcapng`).
     #[serde(default)]
     pub capture: Option<String>,
+    /// Events file (JSON Lines, docs/protocol.md) replayed instead of a capture, relative to
+    /// the manifest; excludes `capture`.
+    #[serde(default)]
+    pub events: Option<String>,
     /// `roce`, `hpcc`, `fncc` or `rcc` (wire.md 5).
     #[serde(with = "dialect_name")]
     pub dialect: Dialect,
@@ -211,6 +215,11 @@ impl Manifest {
             path: path.into(),
             message,
         };
+        if m.capture.is_some() && m.events.is_some() {
+            return Err(invalid(
+                "`capture` and `events` both given: a trace is a capture or an events file".into(),
+            ));
+        }
         if m.models.is_empty() {
             return Err(invalid(
                 "`models` is empty: name at least one model to replay".into(),
@@ -251,9 +260,12 @@ impl Manifest {
         Self::parse(&text, path)
     }
 
-    /// The capture file this manifest describes.
+    /// The capture file this manifest describes (its events file when `events` is set).
     pub fn capture_path(&self, manifest_path: &Path) -> PathBuf {
         let dir = manifest_path.parent().unwrap_or(Path::new("."));
+        if let Some(e) = &self.events {
+            return dir.join(e);
+        }
         match &self.capture {
             Some(c) => dir.join(c),
             None => {

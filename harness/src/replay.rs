@@ -111,6 +111,9 @@ pub fn for_each_event(
     trace: &Trace,
     sink: impl FnMut(&Event),
 ) -> Result<(FlowTable, ExtractReport), ExtractError> {
+    if trace.manifest.events.is_some() {
+        return crate::events_in::for_each_event(trace, sink); // an events file, not a capture
+    }
     // One pass when no pairing needs the whole capture first (receiver, switch port, or an
     // explicit [[flows]] pairing); two passes otherwise.
     let (mut table, report) = match FlowTable::single_pass(&trace.manifest) {

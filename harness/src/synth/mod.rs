@@ -621,6 +621,7 @@ impl Scenario {
         let host = IpAddr::V4(local);
         Ok(Manifest {
             capture: Some(format!("{stem}.pcap")),
+            events: None,
             dialect: self.dialect(),
             capture_point: match tap {
                 TapSide::Sender => CapturePoint::Sender { host },
