@@ -12,6 +12,8 @@ pub mod event;
 pub mod fncc;
 pub mod hpcc;
 pub mod model;
+pub mod net;
+pub mod ns3;
 pub mod psn;
 pub mod rcc;
 

@@ -1,0 +1,1573 @@
+//! The event loop (docs/sim.md "Event order").
+//!
+//! Events are small `Copy` values in a binary heap ordered by (time ps, class, sequence):
+//! at one instant model timers run first (C-5), then packet and port events in the order they
+//! were scheduled, then retransmission timeouts, then NIC wake-ups, then metric samples.
+//! Packets live in a slab (`Vec<Packet>` + free list) and travel as `u32` handles, so the loop
+//! allocates nothing per packet once the queues have grown.
+
+use std::cmp::{Ordering, Reverse};
+use std::collections::{BinaryHeap, VecDeque};
+
+use ccreplay_codecs::Dialect;
+use ccreplay_codecs::shim::int::{
+    DEFAULT_MAX_HOPS, IntHop, IntStack, LineRate, QLEN_UNIT, TX_BYTES_UNIT,
+};
+
+use super::metrics::{
+    FlowMetrics, Metrics, PfcMetrics, PortMetrics, Series, jain_index, percentile,
+};
+use super::packet::{
+    ECN_CE, ECN_ECT0, Packet, PacketKind, SYNDROME_ACK, SYNDROME_NAK_PSN, WRITE_FIRST, WRITE_LAST,
+    WRITE_MIDDLE, WRITE_ONLY, frame_len,
+};
+use super::topology::{NodeId, NodeKind, PortMap, Routes, port_map};
+use super::{Cc, EPOCH_NS, NetConfig, NetError, PS_PER_NS, RunResult, TapRun, TapSink, ser_ps};
+use crate::dcqcn::cp::{SplitMix64, UniformSource, should_mark};
+use crate::dcqcn::{Np, NpParams, Rp, RpParams};
+use crate::event::AckInfo;
+use crate::rcc::{
+    MessagePosition, Receiver as RccReceiver, ReceiverParams, Sender as RccSender, SenderParams,
+    message_position,
+};
+use crate::{Decision, Event, EventKind, Model, ParamError, fncc, hpcc};
+
+const PSN_MASK: u32 = 0xFF_FFFF;
+/// Half the PSN space: a PSN `d` ahead with `d < 2^23` is after (C-2).
+const PSN_HALF: u32 = 1 << 23;
+const NONE: u64 = u64::MAX;
+
+/// Event classes: the order of events at one instant.
+const CLASS_TIMER: u64 = 0;
+const CLASS_PACKET: u64 = 1;
+const CLASS_RTO: u64 = 2;
+const CLASS_NIC: u64 = 3;
+const CLASS_SAMPLE: u64 = 4;
+
+#[derive(Clone, Copy, Debug)]
+enum Ev {
+    /// The last bit of packet `pkt` reached `port` (global port index) of its node.
+    Arrive { port: u32, pkt: u32 },
+    /// `port` finished transmitting.
+    PortFree { port: u32 },
+    /// A pause of `port` may have expired: try to transmit.
+    PortWake { port: u32 },
+    /// Model timers of host slot `host`, `side` 0 = sender model, 1 = receiver model.
+    Timer { host: u32, side: u8 },
+    /// Retransmission timer of flow `flow`.
+    Rto { flow: u32 },
+    /// A pacer of host slot `host` releases.
+    NicWake { host: u32 },
+    /// Re-send XOFF on `port` if its ingress is still above XON.
+    PfcRefresh { port: u32 },
+    /// Take a metrics sample.
+    Sample,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Scheduled {
+    t_ps: u64,
+    /// class << 56 | sequence.
+    order: u64,
+    ev: Ev,
+}
+
+impl PartialEq for Scheduled {
+    fn eq(&self, o: &Self) -> bool {
+        (self.t_ps, self.order) == (o.t_ps, o.order)
+    }
+}
+impl Eq for Scheduled {}
+impl PartialOrd for Scheduled {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Scheduled {
+    fn cmp(&self, o: &Self) -> Ordering {
+        (self.t_ps, self.order).cmp(&(o.t_ps, o.order))
+    }
+}
+
+/// Simulated ps -> absolute ns (floor).
+#[inline]
+fn abs_ns(ps: u64) -> u64 {
+    EPOCH_NS + ps / PS_PER_NS
+}
+
+/// A model deadline (absolute ns) -> simulated ps.
+#[inline]
+fn deadline_ps(ns: u64) -> u64 {
+    ns.saturating_sub(EPOCH_NS).saturating_mul(PS_PER_NS)
+}
+
+/// SplitMix64's output function: a well-mixed 64-bit hash of `x`.
+#[inline]
+fn mix(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+struct PortState {
+    node: NodeId,
+    /// Host slot of the node, or `u32::MAX` at a switch.
+    host: u32,
+    /// Switch slot of the node, or `u32::MAX` at a host.
+    switch: u32,
+    /// Index of this port at its node.
+    index: u16,
+    peer: NodeId,
+    /// Global index of the peer's port.
+    peer_port: u32,
+    rate_bps: u64,
+    /// ps per byte when exact (rate divides 8 × 10^12), else 0.
+    ps_per_byte: u64,
+    prop_ps: u64,
+    line_code: u8,
+    busy: bool,
+    ctrl: VecDeque<u32>,
+    data: VecDeque<u32>,
+    /// Bytes waiting (not on the wire), data and control.
+    queued_bytes: u64,
+    /// Bytes whose transmission started (INT txBytes).
+    tx_bytes: u64,
+    /// A PFC frame to send next (its pause quanta).
+    pfc_pending: Option<u16>,
+    /// The peer paused our data until then (ps).
+    paused_until: u64,
+    paused_since: Option<u64>,
+    paused_ps: u64,
+    wake_at: u64,
+    /// Ingress side: data bytes buffered at this switch that arrived through this port.
+    ingress_bytes: u64,
+    xoff: bool,
+    ecn_marked: u64,
+    dropped: u64,
+    pause_sent: u64,
+    pause_received: u64,
+    queue_samples: Vec<u64>,
+    queue_max: u64,
+}
+
+impl PortState {
+    #[inline]
+    fn ser(&self, bytes: u32) -> u64 {
+        if self.ps_per_byte != 0 {
+            u64::from(bytes) * self.ps_per_byte
+        } else {
+            ser_ps(bytes, self.rate_bps)
+        }
+    }
+
+    /// The port's INT record now (wire.md 5.1 units: TS ns mod 2^24, txBytes in 128-byte units
+    /// mod 2^20, qLen in 80-byte units saturating; `IntHop` masks the widths).
+    fn int_hop(&self, now_ps: u64) -> IntHop {
+        IntHop {
+            b: self.line_code,
+            ts: abs_ns(now_ps) as u32,
+            tx_bytes: (self.tx_bytes / TX_BYTES_UNIT) as u32,
+            qlen: (self.queued_bytes / QLEN_UNIT).min(0xFFFF) as u16,
+        }
+    }
+
+    /// A PFC frame arrived: pause data until `until` (`until <= now` resumes).
+    fn pause(&mut self, now: u64, until: u64) {
+        if let Some(s) = self.paused_since
+            && self.paused_until <= now
+        {
+            // The previous pause expired on its own.
+            self.paused_ps += self.paused_until.saturating_sub(s);
+            self.paused_since = None;
+        }
+        if until <= now {
+            if let Some(s) = self.paused_since.take() {
+                self.paused_ps += now - s;
+            }
+            self.paused_until = now;
+        } else {
+            self.paused_since.get_or_insert(now);
+            self.paused_until = until;
+        }
+    }
+
+    fn paused_total(&self, end: u64) -> u64 {
+        self.paused_ps
+            + self
+                .paused_since
+                .map_or(0, |s| self.paused_until.min(end).saturating_sub(s))
+    }
+}
+
+struct SwitchState {
+    node: NodeId,
+    int_id: u16,
+    /// Bytes in the shared buffer.
+    used: u64,
+    rng: SplitMix64,
+    fncc: Option<fncc::Switch>,
+    first_port: u32,
+}
+
+struct HostState {
+    node: NodeId,
+    port: u32,
+    sender: Option<Box<dyn Model>>,
+    receiver: Option<Box<dyn Model>>,
+    /// Flows this host sends, by sender-model flow id.
+    tx_flows: Vec<u32>,
+    /// Flows this host receives, by receiver-model flow id (first data packet in).
+    rx_flows: Vec<u32>,
+    timer_at: [u64; 2],
+    wake_at: u64,
+    tap: Option<usize>,
+    sender_decisions: Vec<Decision>,
+    receiver_decisions: Vec<Decision>,
+}
+
+struct FlowState {
+    src_host: u32,
+    dst_host: u32,
+    /// Index of the destination host among all hosts (routes).
+    dst_route: u32,
+    src_route: u32,
+    local_tx: u32,
+    local_rx: u32,
+    hash: u64,
+    start_ps: u64,
+    message_bytes: u64,
+    packets: u64,
+    psn0: u32,
+    next: u64,
+    una: u64,
+    high: u64,
+    window_bytes: Option<u64>,
+    rate_bps: u64,
+    pace_ps: u64,
+    rto_ps: u64,
+    rto_event: u64,
+    tx_events: u64,
+    // receiver
+    expected: u64,
+    nak_sent: bool,
+    msn: u32,
+    rx_events: u64,
+    // metrics
+    finish_ps: Option<u64>,
+    delivered_bytes: u64,
+    delivered_at_sample: u64,
+    throughput: Series,
+    rate_series: Series,
+    window_series: Series,
+    cum_delivered: Vec<u64>,
+}
+
+impl FlowState {
+    #[inline]
+    fn psn(&self, k: u64) -> u32 {
+        (self.psn0.wrapping_add(k as u32)) & PSN_MASK
+    }
+
+    #[inline]
+    fn payload(&self, k: u64, mtu: u32) -> u32 {
+        let off = k * u64::from(mtu);
+        (self.message_bytes - off).min(u64::from(mtu)) as u32
+    }
+
+    #[inline]
+    fn bytes_before(&self, k: u64, mtu: u32) -> u64 {
+        (k * u64::from(mtu)).min(self.message_bytes)
+    }
+
+    fn opcode(&self, k: u64) -> u8 {
+        match (k, self.packets) {
+            (_, 1) => WRITE_ONLY,
+            (0, _) => WRITE_FIRST,
+            (k, n) if k + 1 == n => WRITE_LAST,
+            _ => WRITE_MIDDLE,
+        }
+    }
+
+    /// Has data and the window lets the next packet out (one packet always may go when nothing
+    /// is in flight, so a window below one MTU cannot stall the flow).
+    #[inline]
+    fn can_send(&self, mtu: u32) -> bool {
+        if self.next >= self.packets {
+            return false;
+        }
+        match self.window_bytes {
+            None => true,
+            Some(w) => {
+                let inflight = self.bytes_before(self.next, mtu) - self.bytes_before(self.una, mtu);
+                inflight == 0 || inflight + u64::from(self.payload(self.next, mtu)) <= w
+            }
+        }
+    }
+
+    /// The message index a PSN names, if it lies in `una..=high`.
+    fn index_of(&self, psn: u32) -> Option<u64> {
+        let d = psn.wrapping_sub(self.psn(self.una)) & PSN_MASK;
+        (d < PSN_HALF)
+            .then_some(self.una + u64::from(d))
+            .filter(|&k| k <= self.high)
+    }
+}
+
+/// The network, ready to run once.
+pub struct Network {
+    cfg: NetConfig,
+    dialect: Dialect,
+    base_rtt_ns: u64,
+    end_ps: u64,
+    now: u64,
+    seq: u64,
+    events: u64,
+    heap: BinaryHeap<Reverse<Scheduled>>,
+    slab: Vec<Packet>,
+    free: Vec<u32>,
+    ports: Vec<PortState>,
+    switches: Vec<SwitchState>,
+    hosts: Vec<HostState>,
+    flows: Vec<FlowState>,
+    routes: Routes,
+    /// Per node: host slot or switch slot.
+    slot: Vec<u32>,
+    port_base: Vec<u32>,
+    scratch: Vec<Decision>,
+    sample_ps: u64,
+    sample_times: Vec<u64>,
+    drops: u64,
+}
+
+/// The sender model, the receiver model, a flow's window and rate before any decision.
+type HostModels = (
+    Option<Box<dyn Model>>,
+    Option<Box<dyn Model>>,
+    Option<u64>,
+    u64,
+);
+
+fn bad(model: &'static str) -> impl Fn(ParamError) -> NetError {
+    move |source| NetError::Params { model, source }
+}
+
+/// HPCC-1: `R = floor(W × 8e9 / T)`.
+fn hpcc_rate(w_bytes: u64, base_rtt_ns: u64) -> u64 {
+    let r = u128::from(w_bytes) * 8_000_000_000 / u128::from(base_rtt_ns.max(1));
+    u64::try_from(r).unwrap_or(u64::MAX)
+}
+
+impl Network {
+    /// Check `cfg` and build the network (models included).
+    pub fn new(cfg: &NetConfig) -> Result<Self, NetError> {
+        let cfg = cfg.clone();
+        let topo = &cfg.topology;
+        topo.validate()?;
+        let err = |m: String| Err(NetError::Config(m));
+        if cfg.mtu_bytes < 4 || !cfg.mtu_bytes.is_multiple_of(4) || cfg.mtu_bytes > 4096 {
+            return err("mtu_bytes must be a multiple of 4 in 4..=4096".into());
+        }
+        if cfg.duration_ns == 0 || cfg.duration_ns > 60_000_000_000 {
+            return err("duration_ns must be in 1..=60 s".into());
+        }
+        if cfg.rto_ns == 0 || cfg.rto_ns > 60_000_000_000 {
+            return err("rto_ns must be in 1..=60 s".into());
+        }
+        if cfg.sample_interval_ns == 0 || cfg.duration_ns / cfg.sample_interval_ns > 10_000_000 {
+            return err("sample_interval_ns must be > 0 and give at most 10^7 samples".into());
+        }
+        if cfg.switch.buffer_bytes < u64::from(cfg.mtu_bytes) * 2 {
+            return err("switch buffer_bytes must hold at least two packets".into());
+        }
+        if cfg.switch.switch_id_base > 0x0FFF {
+            return err("switch_id_base must fit 12 bits".into());
+        }
+        if let Some(red) = &cfg.switch.red {
+            red.validate().map_err(bad("switch RED"))?;
+        }
+        if let Some(p) = &cfg.switch.pfc
+            && (p.xon_bytes > p.xoff_bytes || p.pause_quanta == 0)
+        {
+            return err("PFC: xon_bytes must be <= xoff_bytes and pause_quanta > 0".into());
+        }
+        let dialect = cfg.cc.dialect();
+        let n_nodes = topo.nodes.len();
+        let pm: PortMap = port_map(topo);
+        let host_nodes: Vec<NodeId> = topo.hosts().collect();
+        let mut slot = vec![u32::MAX; n_nodes];
+        let mut port_base = vec![0u32; n_nodes];
+        let mut nports = 0u32;
+        for (i, p) in pm.iter().enumerate() {
+            port_base[i] = nports;
+            nports += p.len() as u32;
+        }
+        let routes = Routes::build(topo, &pm, &host_nodes)?;
+        for (i, &h) in host_nodes.iter().enumerate() {
+            slot[h as usize] = i as u32;
+        }
+        let mut switches = Vec::new();
+        for (i, n) in topo.nodes.iter().enumerate() {
+            if n.kind == NodeKind::Switch {
+                let s = switches.len() as u32;
+                slot[i] = s;
+                let int_id = cfg.switch.switch_id_base.wrapping_add(s as u16) & 0x0FFF;
+                switches.push(SwitchState {
+                    node: i as NodeId,
+                    int_id,
+                    used: 0,
+                    // DCQCN-1: the seed in the manifest drives switch 0's marking.
+                    rng: SplitMix64::new(cfg.seed ^ u64::from(s).wrapping_mul(0x9E37_79B9)),
+                    fncc: matches!(cfg.cc, Cc::Fncc(_))
+                        .then(|| fncc::Switch::new(int_id, pm[i].len(), DEFAULT_MAX_HOPS)),
+                    first_port: port_base[i],
+                });
+            }
+        }
+        let mut ports = Vec::with_capacity(nports as usize);
+        for (i, p) in pm.iter().enumerate() {
+            let is_host = topo.nodes[i].kind == NodeKind::Host;
+            for (pi, &(peer, peer_idx, li)) in p.iter().enumerate() {
+                let l = topo.links[li as usize];
+                let exact = 8_000_000_000_000u64;
+                ports.push(PortState {
+                    node: i as NodeId,
+                    host: if is_host { slot[i] } else { u32::MAX },
+                    switch: if is_host { u32::MAX } else { slot[i] },
+                    index: pi as u16,
+                    peer,
+                    peer_port: port_base[peer as usize] + u32::from(peer_idx),
+                    rate_bps: l.rate_bps,
+                    ps_per_byte: if exact.is_multiple_of(l.rate_bps) {
+                        exact / l.rate_bps
+                    } else {
+                        0
+                    },
+                    prop_ps: l.prop_ns * PS_PER_NS,
+                    line_code: LineRate::from_bps(l.rate_bps).map_or(0xF, |c| c.0),
+                    busy: false,
+                    ctrl: VecDeque::new(),
+                    data: VecDeque::new(),
+                    queued_bytes: 0,
+                    tx_bytes: 0,
+                    pfc_pending: None,
+                    paused_until: 0,
+                    paused_since: None,
+                    paused_ps: 0,
+                    wake_at: NONE,
+                    ingress_bytes: 0,
+                    xoff: false,
+                    ecn_marked: 0,
+                    dropped: 0,
+                    pause_sent: 0,
+                    pause_received: 0,
+                    queue_samples: Vec::new(),
+                    queue_max: 0,
+                });
+            }
+        }
+        if matches!(dialect, Dialect::Hpcc | Dialect::Fncc)
+            && let Some(p) = ports
+                .iter()
+                .find(|p| p.host == u32::MAX && LineRate::from_bps(p.rate_bps).is_none())
+        {
+            return err(format!(
+                "a switch port runs at {} bps, which has no INT line-rate code (10, 25, 40, \
+                 50, 100, 200, 400 or 800 Gbps; wire.md 5.1)",
+                p.rate_bps
+            ));
+        }
+        // Flows: validate, then number per host by (start, position).
+        let mut order: Vec<usize> = (0..cfg.flows.len()).collect();
+        order.sort_by_key(|&i| (cfg.flows[i].start_ns, i));
+        for f in &cfg.flows {
+            let host = |n: NodeId| {
+                topo.nodes
+                    .get(n as usize)
+                    .is_some_and(|x| x.kind == NodeKind::Host)
+            };
+            if !host(f.src) || !host(f.dst) || f.src == f.dst {
+                return err(format!(
+                    "flow {}->{}: src and dst must be two distinct hosts",
+                    f.src, f.dst
+                ));
+            }
+            if f.size_bytes == 0 || f.size_bytes > 1 << 40 {
+                return err("flow size_bytes must be in 1..=2^40".into());
+            }
+            if f.first_psn.is_some_and(|p| p > PSN_MASK) {
+                return err("first_psn must fit 24 bits".into());
+            }
+            if f.start_ns >= cfg.duration_ns {
+                return err(format!(
+                    "a flow starts at {} ns, after the run ends ({} ns)",
+                    f.start_ns, cfg.duration_ns
+                ));
+            }
+        }
+        for &t in &cfg.taps {
+            if topo
+                .nodes
+                .get(t as usize)
+                .is_none_or(|n| n.kind != NodeKind::Host)
+            {
+                return err(format!("tap on node {t}: taps are on hosts"));
+            }
+        }
+        let mut hosts: Vec<HostState> = host_nodes
+            .iter()
+            .map(|&h| HostState {
+                node: h,
+                port: port_base[h as usize],
+                sender: None,
+                receiver: None,
+                tx_flows: Vec::new(),
+                rx_flows: Vec::new(),
+                timer_at: [NONE; 2],
+                wake_at: NONE,
+                tap: cfg.taps.iter().position(|&t| t == h),
+                sender_decisions: Vec::new(),
+                receiver_decisions: Vec::new(),
+            })
+            .collect();
+        let mut psn_rng = SplitMix64::new(cfg.seed ^ 0x5053_4E30); // "PSN0": not a RED stream
+        let mut flows: Vec<FlowState> = cfg
+            .flows
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let drawn = psn_rng.next_u32() & PSN_MASK;
+                FlowState {
+                    src_host: slot[f.src as usize],
+                    dst_host: slot[f.dst as usize],
+                    dst_route: slot[f.dst as usize],
+                    src_route: slot[f.src as usize],
+                    local_tx: 0,
+                    local_rx: u32::MAX,
+                    hash: mix(cfg.seed ^ mix(i as u64 + 1)),
+                    start_ps: f.start_ns * PS_PER_NS,
+                    message_bytes: f.size_bytes,
+                    packets: f.size_bytes.div_ceil(u64::from(cfg.mtu_bytes)),
+                    psn0: f.first_psn.unwrap_or(drawn),
+                    next: 0,
+                    una: 0,
+                    high: 0,
+                    window_bytes: None,
+                    rate_bps: 0,
+                    pace_ps: 0,
+                    rto_ps: NONE,
+                    rto_event: NONE,
+                    tx_events: 0,
+                    expected: 0,
+                    nak_sent: false,
+                    msn: 0,
+                    rx_events: 0,
+                    finish_ps: None,
+                    delivered_bytes: 0,
+                    delivered_at_sample: 0,
+                    throughput: Series::default(),
+                    rate_series: Series::default(),
+                    window_series: Series::default(),
+                    cum_delivered: Vec::new(),
+                }
+            })
+            .collect();
+        for &i in &order {
+            let f = &mut flows[i];
+            let h = &mut hosts[f.src_host as usize];
+            f.local_tx = h.tx_flows.len() as u32;
+            h.tx_flows.push(i as u32);
+        }
+        let mut net = Network {
+            dialect,
+            base_rtt_ns: 0,
+            end_ps: cfg.duration_ns * PS_PER_NS,
+            now: 0,
+            seq: 0,
+            events: 0,
+            heap: BinaryHeap::with_capacity(1024),
+            slab: Vec::with_capacity(1024),
+            free: Vec::with_capacity(1024),
+            ports,
+            switches,
+            hosts,
+            flows,
+            routes,
+            slot,
+            port_base,
+            scratch: Vec::with_capacity(16),
+            sample_ps: cfg.sample_interval_ns * PS_PER_NS,
+            sample_times: Vec::new(),
+            drops: 0,
+            cfg,
+        };
+        net.base_rtt_ns = match net.cfg.base_rtt_ns {
+            Some(t) if t > 0 => t,
+            Some(_) => return err("base_rtt_ns must be > 0".into()),
+            None => net.unloaded_rtt_ns(),
+        };
+        // Models per host that sends or receives.
+        for h in 0..net.hosts.len() {
+            let sends = !net.hosts[h].tx_flows.is_empty();
+            let receives = net.flows.iter().any(|f| f.dst_host == h as u32);
+            if !sends && !receives {
+                continue;
+            }
+            let (s, r, w0, r0) = net.build_models(net.hosts[h].node)?;
+            if sends {
+                net.hosts[h].sender = s;
+                for &fi in &net.hosts[h].tx_flows {
+                    let f = &mut net.flows[fi as usize];
+                    f.window_bytes = w0;
+                    f.rate_bps = r0.max(1);
+                }
+            }
+            if receives {
+                net.hosts[h].receiver = r;
+            }
+        }
+        Ok(net)
+    }
+
+    /// The base RTT `T` every model of the run uses, ns.
+    pub fn base_rtt_ns(&self) -> u64 {
+        self.base_rtt_ns
+    }
+
+    /// The largest unloaded RTT over the flows: a full-size WRITE_MIDDLE out and its ACK back
+    /// along the flow's path, `Σ links (ser(data) + ser(ack) + 2 × prop)`, rounded up to ns.
+    fn unloaded_rtt_ns(&self) -> u64 {
+        let data = frame_len(
+            self.dialect,
+            PacketKind::Data,
+            WRITE_MIDDLE,
+            self.cfg.mtu_bytes,
+        );
+        let ack = frame_len(self.dialect, PacketKind::Ack, 0, 0);
+        let mut worst = 0;
+        for f in &self.flows {
+            let mut ps = 0u64;
+            let mut port = self.hosts[f.src_host as usize].port;
+            for _ in 0..64 {
+                let p = &self.ports[port as usize];
+                ps += p.ser(data) + p.ser(ack) + 2 * p.prop_ps;
+                let peer = p.peer;
+                if self.slot[peer as usize] == f.dst_host
+                    && self.cfg.topology.nodes[peer as usize].kind == NodeKind::Host
+                {
+                    break;
+                }
+                let sw = &self.switches[self.slot[peer as usize] as usize];
+                let out = self.route(sw.node, f.dst_route, f.hash);
+                port = self.port_base[peer as usize] + u32::from(out);
+            }
+            worst = worst.max(ps);
+        }
+        worst.div_ceil(PS_PER_NS).max(1)
+    }
+
+    #[inline]
+    fn route(&self, node: NodeId, host: u32, flow_hash: u64) -> u16 {
+        // Mix the switch in, so that consecutive tiers do not choose alike.
+        self.routes
+            .next(node, host as usize, mix(flow_hash ^ u64::from(node)))
+    }
+
+    /// The parameters the models of `host` run with (network values from the topology:
+    /// `line_rate_bps` is the host's link rate — for the RCC receiver and the DCQCN NP too,
+    /// their last hop — and `base_rtt_ns` is [`Network::base_rtt_ns`]).
+    pub fn host_cc(&self, host: NodeId) -> Cc {
+        let line = self
+            .slot
+            .get(host as usize)
+            .and_then(|&s| self.hosts.get(s as usize))
+            .map_or(0, |h| self.ports[h.port as usize].rate_bps);
+        let (t, mtu) = (self.base_rtt_ns, u64::from(self.cfg.mtu_bytes));
+        match &self.cfg.cc {
+            Cc::Dcqcn { rp, np } => Cc::Dcqcn {
+                rp: RpParams {
+                    line_rate_bps: line,
+                    base_rtt_ns: t,
+                    mtu_bytes: mtu,
+                    ..rp.clone()
+                },
+                np: NpParams {
+                    line_rate_bps: line,
+                    base_rtt_ns: t,
+                    mtu_bytes: mtu,
+                    ..np.clone()
+                },
+            },
+            Cc::Hpcc(p) => Cc::Hpcc(hpcc::Params {
+                line_rate_bps: line,
+                base_rtt_ns: t,
+                mtu_bytes: mtu,
+                ..p.clone()
+            }),
+            Cc::Fncc(p) => Cc::Fncc(fncc::Params {
+                line_rate_bps: line,
+                base_rtt_ns: t,
+                mtu_bytes: mtu,
+                ..p.clone()
+            }),
+            Cc::Rcc { receiver, .. } => Cc::Rcc {
+                sender: SenderParams {
+                    line_rate_bps: line,
+                    base_rtt_ns: t,
+                    mtu_bytes: mtu,
+                },
+                receiver: ReceiverParams {
+                    line_rate_bps: line,
+                    base_rtt_ns: t,
+                    mtu_bytes: mtu,
+                    ..receiver.clone()
+                },
+            },
+        }
+    }
+
+    fn build_models(&self, host: NodeId) -> Result<HostModels, NetError> {
+        Ok(match self.host_cc(host) {
+            Cc::Dcqcn { rp, np } => {
+                let line = rp.line_rate_bps;
+                (
+                    Some(Box::new(Rp::new(rp).map_err(bad("dcqcn"))?)),
+                    Some(Box::new(Np::new(np).map_err(bad("dcqcn-np"))?)),
+                    None,
+                    line, // DCQCN-3: start at line rate
+                )
+            }
+            Cc::Hpcc(p) => {
+                let m = hpcc::Hpcc::new(&p).map_err(bad("hpcc"))?;
+                let w = m.w_init_bytes();
+                (
+                    Some(Box::new(m)),
+                    None,
+                    Some(w),
+                    hpcc_rate(w, p.base_rtt_ns),
+                ) // HPCC-1
+            }
+            Cc::Fncc(p) => {
+                let m = fncc::Fncc::new(&p).map_err(bad("fncc"))?;
+                let w = m.w_init_bytes();
+                let r = fncc::Receiver::new(&p).map_err(bad("fncc-receiver"))?;
+                (
+                    Some(Box::new(m)),
+                    Some(Box::new(r)),
+                    Some(w),
+                    hpcc_rate(w, p.base_rtt_ns),
+                )
+            }
+            Cc::Rcc { sender, receiver } => {
+                let s = RccSender::new(sender).map_err(bad("rcc-sender"))?;
+                let w = s.window_bytes(0); // RCC-1: C × T before any ACK
+                let r = s.pacing_rate_bps(w);
+                let rx = RccReceiver::new(receiver).map_err(bad("rcc-receiver"))?;
+                (Some(Box::new(s)), Some(Box::new(rx)), Some(w), r)
+            }
+        })
+    }
+
+    #[inline]
+    fn schedule(&mut self, t_ps: u64, class: u64, ev: Ev) {
+        self.seq += 1;
+        self.heap.push(Reverse(Scheduled {
+            t_ps,
+            order: class << 56 | self.seq,
+            ev,
+        }));
+    }
+
+    #[inline]
+    fn alloc(&mut self, p: Packet) -> u32 {
+        if let Some(i) = self.free.pop() {
+            self.slab[i as usize] = p;
+            i
+        } else {
+            self.slab.push(p);
+            (self.slab.len() - 1) as u32
+        }
+    }
+
+    /// Run to the end of [`NetConfig::duration_ns`]; taps go to `sink`.
+    pub fn run(mut self, sink: &mut dyn TapSink) -> Result<RunResult, NetError> {
+        for h in 0..self.hosts.len() {
+            if !self.hosts[h].tx_flows.is_empty() {
+                let first = self.hosts[h].tx_flows[0] as usize;
+                let t = self.flows[first].start_ps;
+                self.wake_nic(h as u32, t);
+            }
+            self.arm_timers(h as u32);
+        }
+        self.schedule(self.sample_ps, CLASS_SAMPLE, Ev::Sample);
+        while let Some(Reverse(s)) = self.heap.pop() {
+            if s.t_ps > self.end_ps {
+                break;
+            }
+            self.now = s.t_ps;
+            self.events += 1;
+            if self.events & 0xFFFF == 0 {
+                sink.progress(self.now / PS_PER_NS);
+            }
+            match s.ev {
+                Ev::Arrive { port, pkt } => self.arrive(port, pkt, sink)?,
+                Ev::PortFree { port } => {
+                    self.ports[port as usize].busy = false;
+                    self.try_start(port, sink)?;
+                }
+                Ev::PortWake { port } => {
+                    let p = &mut self.ports[port as usize];
+                    if p.wake_at == self.now {
+                        p.wake_at = NONE;
+                    }
+                    self.try_start(port, sink)?;
+                }
+                Ev::Timer { host, side } => self.fire_timers(host, side, sink)?,
+                Ev::Rto { flow } => self.fire_rto(flow, sink)?,
+                Ev::NicWake { host } => {
+                    let h = &mut self.hosts[host as usize];
+                    if h.wake_at == self.now {
+                        h.wake_at = NONE;
+                    }
+                    let port = h.port;
+                    self.try_start(port, sink)?;
+                }
+                Ev::PfcRefresh { port } => {
+                    if self.ports[port as usize].xoff
+                        && let Some(pfc) = self.cfg.switch.pfc
+                    {
+                        self.send_pfc(port, pfc.pause_quanta, sink)?;
+                    }
+                }
+                Ev::Sample => self.sample(),
+            }
+        }
+        self.now = self.end_ps;
+        sink.progress(self.cfg.duration_ns);
+        Ok(self.finish())
+    }
+
+    fn sample(&mut self) {
+        let t_ns = self.now / PS_PER_NS;
+        self.sample_times.push(t_ns);
+        let secs = self.cfg.sample_interval_ns;
+        for f in &mut self.flows {
+            let d = f.delivered_bytes - f.delivered_at_sample;
+            f.delivered_at_sample = f.delivered_bytes;
+            f.cum_delivered.push(f.delivered_bytes);
+            let active = self.now >= f.start_ps;
+            if active {
+                f.throughput.push(t_ns, d * 8 * 1_000_000_000 / secs);
+                f.rate_series.push(t_ns, f.rate_bps);
+                if let Some(w) = f.window_bytes {
+                    f.window_series.push(t_ns, w);
+                }
+            }
+        }
+        for p in &mut self.ports {
+            if p.switch != u32::MAX {
+                p.queue_samples.push(p.queued_bytes);
+            }
+        }
+        let next = self.now + self.sample_ps;
+        if next <= self.end_ps {
+            self.schedule(next, CLASS_SAMPLE, Ev::Sample);
+        }
+    }
+
+    /// Schedule a NIC wake-up of host slot `h` at `t` unless an earlier one is pending.
+    #[inline]
+    fn wake_nic(&mut self, h: u32, t: u64) {
+        let t = t.max(self.now);
+        let host = &mut self.hosts[h as usize];
+        if t < host.wake_at {
+            host.wake_at = t;
+            self.schedule(t, CLASS_NIC, Ev::NicWake { host: h });
+        }
+    }
+
+    /// Schedule the host's model timers (C-5) when a deadline is earlier than the pending one.
+    fn arm_timers(&mut self, h: u32) {
+        for side in 0..2u8 {
+            let host = &self.hosts[h as usize];
+            let m = if side == 0 {
+                &host.sender
+            } else {
+                &host.receiver
+            };
+            let Some(d) = m.as_ref().and_then(|m| m.next_timer_ns()) else {
+                continue;
+            };
+            let t = deadline_ps(d).max(self.now);
+            if t < host.timer_at[side as usize] {
+                self.hosts[h as usize].timer_at[side as usize] = t;
+                self.schedule(t, CLASS_TIMER, Ev::Timer { host: h, side });
+            }
+        }
+    }
+
+    fn fire_timers(&mut self, h: u32, side: u8, sink: &mut dyn TapSink) -> Result<(), NetError> {
+        let hi = h as usize;
+        if self.hosts[hi].timer_at[side as usize] == self.now {
+            self.hosts[hi].timer_at[side as usize] = NONE;
+        }
+        loop {
+            let host = &mut self.hosts[hi];
+            let m = if side == 0 {
+                host.sender.as_mut()
+            } else {
+                host.receiver.as_mut()
+            };
+            let Some(m) = m else { break };
+            let Some(d) = m.next_timer_ns() else { break };
+            if deadline_ps(d) > self.now {
+                break;
+            }
+            self.scratch.clear();
+            m.on_timer(d, &mut self.scratch);
+            if m.next_timer_ns() == Some(d) {
+                return Err(NetError::StuckTimer {
+                    model: m.name(),
+                    deadline_ns: d,
+                });
+            }
+            if side == 0 {
+                self.apply_sender_decisions(hi);
+            } else {
+                self.receiver_outputs(hi);
+            }
+        }
+        self.arm_timers(h);
+        let port = self.hosts[hi].port;
+        self.try_start(port, sink)
+    }
+
+    fn apply_sender_decisions(&mut self, h: usize) {
+        let host = &mut self.hosts[h];
+        for d in &self.scratch {
+            let Some(&fi) = host.tx_flows.get(d.flow as usize) else {
+                continue;
+            };
+            let f = &mut self.flows[fi as usize];
+            if let Some(r) = d.outputs.rate_bps {
+                f.rate_bps = r.max(1);
+            }
+            if let Some(w) = d.outputs.window_bytes {
+                f.window_bytes = Some(w);
+            }
+        }
+        if host.tap.is_some() {
+            host.sender_decisions.extend_from_slice(&self.scratch);
+        }
+    }
+
+    /// The receiver model's decisions in `scratch`: CNPs to send now (DCQCN-2), and the ACK
+    /// fields the decisions set (FNCC N; RCC cwnd, N, flags).
+    fn receiver_outputs(&mut self, h: usize) -> (u16, u32, u8) {
+        let (mut n, mut cwnd, mut flags) = (0, 0, 0);
+        let mut cnps = 0usize;
+        let mut cnp_flows = [0u32; 16];
+        for d in &self.scratch {
+            n = d.outputs.ack_n.unwrap_or(n);
+            cwnd = d.outputs.ack_cwnd.unwrap_or(cwnd);
+            flags = d.outputs.ack_flags.unwrap_or(flags);
+            if d.outputs.send_cnp == Some(true) && cnps < cnp_flows.len() {
+                cnp_flows[cnps] = d.flow;
+                cnps += 1;
+            }
+        }
+        if self.hosts[h].tap.is_some() {
+            self.hosts[h]
+                .receiver_decisions
+                .extend_from_slice(&self.scratch);
+        }
+        for &local in &cnp_flows[..cnps] {
+            let Some(&fi) = self.hosts[h].rx_flows.get(local as usize) else {
+                continue;
+            };
+            let mut p = Packet::new(PacketKind::Cnp, fi);
+            p.wire_bytes = frame_len(self.dialect, PacketKind::Cnp, 0, 0);
+            self.queue_ctrl(self.hosts[h].port, p);
+        }
+        (n, cwnd, flags)
+    }
+
+    /// Queue a control frame (ACK, NAK, CNP) at a host port; strict priority over data.
+    fn queue_ctrl(&mut self, port: u32, p: Packet) {
+        let bytes = u64::from(p.wire_bytes);
+        let id = self.alloc(p);
+        let ps = &mut self.ports[port as usize];
+        ps.ctrl.push_back(id);
+        ps.queued_bytes += bytes;
+    }
+
+    fn fire_rto(&mut self, fi: u32, sink: &mut dyn TapSink) -> Result<(), NetError> {
+        let f = &mut self.flows[fi as usize];
+        if f.rto_event != self.now {
+            return Ok(());
+        }
+        f.rto_event = NONE;
+        if f.rto_ps == NONE {
+            return Ok(());
+        }
+        if f.rto_ps > self.now {
+            // Progress pushed the deadline back: one pending event per flow.
+            f.rto_event = f.rto_ps;
+            let t = f.rto_ps;
+            self.schedule(t, CLASS_RTO, Ev::Rto { flow: fi });
+            return Ok(());
+        }
+        f.next = f.una; // go back N
+        f.rto_ps = NONE;
+        let h = f.src_host;
+        let port = self.hosts[h as usize].port;
+        self.try_start(port, sink)
+    }
+
+    fn set_rto(&mut self, fi: u32, t: u64) {
+        let f = &mut self.flows[fi as usize];
+        f.rto_ps = t;
+        if t != NONE && f.rto_event == NONE {
+            f.rto_event = t;
+            self.schedule(t, CLASS_RTO, Ev::Rto { flow: fi });
+        }
+    }
+
+    /// Start the next transmission on `port` if it is idle: a pending PFC frame, then control
+    /// frames, then data (unless paused by PFC).
+    fn try_start(&mut self, port: u32, sink: &mut dyn TapSink) -> Result<(), NetError> {
+        let p = &mut self.ports[port as usize];
+        if p.busy {
+            return Ok(());
+        }
+        let now = self.now;
+        if let Some(q) = p.pfc_pending.take() {
+            let mut pkt = Packet::new(PacketKind::Pfc, 0);
+            pkt.pfc_quanta = q;
+            pkt.pfc_from = p.node;
+            pkt.wire_bytes = frame_len(self.dialect, PacketKind::Pfc, 0, 0);
+            let id = self.alloc(pkt);
+            return self.transmit(port, id);
+        }
+        if let Some(id) = p.ctrl.pop_front() {
+            let bytes = self.slab[id as usize].wire_bytes;
+            p.queued_bytes -= u64::from(bytes);
+            if p.host != u32::MAX {
+                let h = p.host as usize;
+                // RCC: the shim carries the receiver's transmit time (wire.md 5.5).
+                self.slab[id as usize].ts_ns = abs_ns(now);
+                if let Some(tap) = self.hosts[h].tap {
+                    sink.record(tap, abs_ns(now), &self.slab[id as usize], true)?;
+                }
+            } else {
+                self.switches[p.switch as usize].used -= u64::from(bytes);
+            }
+            return self.transmit(port, id);
+        }
+        if p.paused_until > now {
+            if p.wake_at > p.paused_until {
+                p.wake_at = p.paused_until;
+                let t = p.paused_until;
+                self.schedule(t, CLASS_PACKET, Ev::PortWake { port });
+            }
+            return Ok(());
+        }
+        if p.host != u32::MAX {
+            let h = p.host;
+            return self.host_send(h, port, sink);
+        }
+        let Some(id) = p.data.pop_front() else {
+            return Ok(());
+        };
+        let bytes = u64::from(self.slab[id as usize].wire_bytes);
+        p.queued_bytes -= bytes;
+        if self.dialect == Dialect::Hpcc {
+            // HPCC: the egress INT hop, taken as the packet leaves (txBytes before it, qLen
+            // behind it, as the HPCC authors' switch does).
+            let hop = p.int_hop(now);
+            let sw = &self.switches[p.switch as usize];
+            self.slab[id as usize]
+                .int
+                .push(sw.int_id, hop, DEFAULT_MAX_HOPS);
+        }
+        let sw = p.switch as usize;
+        self.switches[sw].used -= bytes;
+        let ingress = self.switches[sw].first_port + u32::from(self.slab[id as usize].ingress);
+        self.transmit(port, id)?;
+        // PFC: the ingress port's buffered bytes drop; XON when at or below the threshold.
+        let ip = &mut self.ports[ingress as usize];
+        ip.ingress_bytes -= bytes;
+        if let Some(pfc) = self.cfg.switch.pfc
+            && ip.xoff
+            && ip.ingress_bytes <= pfc.xon_bytes
+        {
+            ip.xoff = false;
+            self.send_pfc(ingress, 0, sink)?;
+        }
+        Ok(())
+    }
+
+    /// Send a PFC frame out of switch port `port` (quanta 0 = XON), ahead of anything queued.
+    fn send_pfc(&mut self, port: u32, quanta: u16, sink: &mut dyn TapSink) -> Result<(), NetError> {
+        let p = &mut self.ports[port as usize];
+        p.pfc_pending = Some(quanta);
+        if quanta != 0 {
+            p.pause_sent += 1;
+            // Refresh before the pause runs out (a quantum is 512 bit times).
+            let pause_ps = u64::from(quanta) * 512 * 1_000_000_000_000 / p.rate_bps.max(1);
+            let t = self.now + (pause_ps / 2).max(1);
+            self.schedule(t, CLASS_PACKET, Ev::PfcRefresh { port });
+        }
+        self.try_start(port, sink)
+    }
+
+    /// Put packet `id` on the wire of `port` now.
+    #[inline]
+    fn transmit(&mut self, port: u32, id: u32) -> Result<(), NetError> {
+        let p = &mut self.ports[port as usize];
+        let bytes = self.slab[id as usize].wire_bytes;
+        p.busy = true;
+        p.tx_bytes += u64::from(bytes);
+        let done = self.now + p.ser(bytes);
+        let arrive = done + p.prop_ps;
+        let peer_port = p.peer_port;
+        self.schedule(done, CLASS_PACKET, Ev::PortFree { port });
+        self.schedule(
+            arrive,
+            CLASS_PACKET,
+            Ev::Arrive {
+                port: peer_port,
+                pkt: id,
+            },
+        );
+        Ok(())
+    }
+
+    /// The NIC of host slot `h` picks the flow whose pacer released earliest (ties: lowest
+    /// sender flow id) among those that may send, and sends its next packet now; or wakes up
+    /// when the first pacer releases.
+    fn host_send(&mut self, h: u32, port: u32, sink: &mut dyn TapSink) -> Result<(), NetError> {
+        let mtu = self.cfg.mtu_bytes;
+        let now = self.now;
+        let mut best: Option<(u64, u32)> = None;
+        for &fi in &self.hosts[h as usize].tx_flows {
+            let f = &self.flows[fi as usize];
+            if !f.can_send(mtu) {
+                continue;
+            }
+            let release = f.pace_ps.max(f.start_ps);
+            if best.is_none_or(|(r, _)| release < r) {
+                best = Some((release, fi));
+            }
+        }
+        let Some((release, fi)) = best else {
+            return Ok(());
+        };
+        if release > now {
+            self.wake_nic(h, release);
+            return Ok(());
+        }
+        let f = &self.flows[fi as usize];
+        let k = f.next;
+        let mut pkt = Packet::new(PacketKind::Data, fi);
+        pkt.psn = f.psn(k);
+        pkt.opcode = f.opcode(k);
+        pkt.payload = f.payload(k, mtu);
+        // DCQCN needs ECN-capable data; HPCC: the sender writes an empty stack (wire.md 5.2).
+        pkt.ecn = if self.dialect == Dialect::Roce {
+            ECN_ECT0
+        } else {
+            0
+        };
+        pkt.ts_ns = abs_ns(now);
+        pkt.wire_bytes = frame_len(self.dialect, PacketKind::Data, pkt.opcode, pkt.payload);
+        let local = f.local_tx;
+        if let Some(tap) = self.hosts[h as usize].tap {
+            sink.record(tap, abs_ns(now), &pkt, true)?;
+        }
+        self.sender_event(
+            h as usize,
+            fi,
+            local,
+            EventKind::TxData {
+                psn: pkt.psn,
+                bytes: pkt.payload,
+                opcode: pkt.opcode,
+            },
+        );
+        let rto = self.cfg.rto_ns * PS_PER_NS;
+        let f = &mut self.flows[fi as usize];
+        f.next = k + 1;
+        f.high = f.high.max(k + 1);
+        // The pacer spaces frames at the flow's rate; after an idle spell it restarts now.
+        f.pace_ps = f.pace_ps.max(now) + ser_ps(pkt.wire_bytes, f.rate_bps);
+        if f.rto_ps == NONE {
+            self.set_rto(fi, now + rto);
+        }
+        let id = self.alloc(pkt);
+        self.transmit(port, id)
+    }
+
+    fn sender_event(&mut self, h: usize, fi: u32, local: u32, kind: EventKind) {
+        let f = &mut self.flows[fi as usize];
+        let ev = Event {
+            t_ns: abs_ns(self.now),
+            flow: local,
+            index: f.tx_events,
+            kind,
+        };
+        f.tx_events += 1;
+        self.scratch.clear();
+        if let Some(m) = self.hosts[h].sender.as_mut() {
+            m.on_event(&ev, &mut self.scratch);
+        }
+        self.apply_sender_decisions(h);
+        self.arm_timers(h as u32);
+    }
+
+    fn arrive(&mut self, port: u32, id: u32, sink: &mut dyn TapSink) -> Result<(), NetError> {
+        let pkt = self.slab[id as usize];
+        if pkt.kind == PacketKind::Pfc {
+            self.free.push(id);
+            let now = self.now;
+            let p = &mut self.ports[port as usize];
+            p.pause_received += 1;
+            if p.host != u32::MAX
+                && let Some(tap) = self.hosts[p.host as usize].tap
+            {
+                sink.record(tap, abs_ns(now), &pkt, false)?;
+            }
+            let pause_ps = u64::from(pkt.pfc_quanta) * 512 * 1_000_000_000_000 / p.rate_bps.max(1);
+            p.pause(now, now + pause_ps);
+            return self.try_start(port, sink);
+        }
+        let p = &self.ports[port as usize];
+        if p.host != u32::MAX {
+            let h = p.host;
+            self.free.push(id);
+            return match pkt.kind {
+                PacketKind::Data => self.at_receiver(h, pkt, sink),
+                _ => self.at_sender(h, pkt, sink),
+            };
+        }
+        self.at_switch(port, id, sink)
+    }
+
+    /// A switch: route, FNCC-3 for ACKs, then the egress port's queue (shared buffer,
+    /// RED/ECN, PFC ingress accounting).
+    fn at_switch(&mut self, in_port: u32, id: u32, sink: &mut dyn TapSink) -> Result<(), NetError> {
+        let (sw, node) = {
+            let p = &self.ports[in_port as usize];
+            (p.switch as usize, p.node)
+        };
+        let pkt = &self.slab[id as usize];
+        let f = &self.flows[pkt.flow as usize];
+        let (dst, kind) = if pkt.kind == PacketKind::Data {
+            (f.dst_route, pkt.kind)
+        } else {
+            (f.src_route, pkt.kind)
+        };
+        let out = self.route(node, dst, f.hash);
+        let out_port = self.switches[sw].first_port + u32::from(out);
+        let bytes = u64::from(pkt.wire_bytes);
+        if matches!(kind, PacketKind::Ack | PacketKind::Nak) && self.switches[sw].fncc.is_some() {
+            // FNCC-3: the data direction's egress towards the ACK's source (the receiver).
+            let data_out = self.route(node, f.dst_route, f.hash);
+            let hop = self.ports[(self.switches[sw].first_port + u32::from(data_out)) as usize]
+                .int_hop(self.now);
+            if let Some(fs) = self.switches[sw].fncc.as_mut() {
+                fs.set_port_int(usize::from(data_out), hop)?;
+                fs.forward_ack(usize::from(data_out), &mut self.slab[id as usize].int)?;
+            }
+        }
+        if self.switches[sw].used + bytes > self.cfg.switch.buffer_bytes {
+            self.free.push(id);
+            self.ports[out_port as usize].dropped += 1;
+            self.drops += 1;
+            return Ok(());
+        }
+        self.switches[sw].used += bytes;
+        let op = &mut self.ports[out_port as usize];
+        if kind != PacketKind::Data {
+            op.ctrl.push_back(id);
+            op.queued_bytes += bytes;
+        } else {
+            // DCQCN-1: RED on the bytes waiting ahead of the packet (the one on the wire
+            // excluded), only ECN-capable packets.
+            let pkt = &mut self.slab[id as usize];
+            if let Some(red) = &self.cfg.switch.red
+                && pkt.ecn != 0
+                && should_mark(op.queued_bytes, red, &mut self.switches[sw].rng)
+            {
+                pkt.ecn = ECN_CE;
+                op.ecn_marked += 1;
+            }
+            pkt.ingress = self.ports[in_port as usize].index;
+            let op = &mut self.ports[out_port as usize];
+            op.data.push_back(id);
+            op.queued_bytes += bytes;
+            op.queue_max = op.queue_max.max(op.queued_bytes);
+            let ip = &mut self.ports[in_port as usize];
+            ip.ingress_bytes += bytes;
+            if let Some(pfc) = self.cfg.switch.pfc
+                && !ip.xoff
+                && ip.ingress_bytes > pfc.xoff_bytes
+            {
+                ip.xoff = true;
+                self.send_pfc(in_port, pfc.pause_quanta, sink)?;
+            }
+        }
+        self.try_start(out_port, sink)
+    }
+
+    /// The receiver NIC: tap, receiver model, RC responder (in-order accept, one NAK per gap,
+    /// duplicates re-acknowledged), then the ACK or NAK.
+    fn at_receiver(&mut self, h: u32, pkt: Packet, sink: &mut dyn TapSink) -> Result<(), NetError> {
+        let hi = h as usize;
+        let fi = pkt.flow;
+        if let Some(tap) = self.hosts[hi].tap {
+            sink.record(tap, abs_ns(self.now), &pkt, false)?;
+        }
+        if self.flows[fi as usize].local_rx == u32::MAX {
+            self.flows[fi as usize].local_rx = self.hosts[hi].rx_flows.len() as u32;
+            self.hosts[hi].rx_flows.push(fi);
+        }
+        let f = &mut self.flows[fi as usize];
+        let ev = Event {
+            t_ns: abs_ns(self.now),
+            flow: f.local_rx,
+            index: f.rx_events,
+            kind: EventKind::RxData {
+                psn: pkt.psn,
+                bytes: pkt.payload,
+                opcode: pkt.opcode,
+                ecn: pkt.ecn,
+                send_ts_ns: (self.dialect == Dialect::Rcc).then_some(pkt.ts_ns),
+            },
+        };
+        f.rx_events += 1;
+        self.scratch.clear();
+        if let Some(m) = self.hosts[hi].receiver.as_mut() {
+            m.on_event(&ev, &mut self.scratch);
+        }
+        let (n, cwnd, flags) = self.receiver_outputs(hi);
+        self.arm_timers(h);
+
+        let f = &mut self.flows[fi as usize];
+        let expected_psn = f.psn(f.expected);
+        let ahead = pkt.psn.wrapping_sub(expected_psn) & PSN_MASK;
+        let reply = if ahead == 0 {
+            f.expected += 1;
+            f.nak_sent = false;
+            f.delivered_bytes += u64::from(pkt.payload);
+            if matches!(
+                message_position(pkt.opcode),
+                MessagePosition::Last | MessagePosition::Only
+            ) {
+                f.msn = (f.msn + 1) & PSN_MASK; // a message completed
+            }
+            Some((PacketKind::Ack, pkt.psn))
+        } else if ahead < PSN_HALF {
+            // A gap: NAK once (PSN sequence error, naming the expected PSN), drop the rest.
+            (!std::mem::replace(&mut f.nak_sent, true)).then_some((PacketKind::Nak, expected_psn))
+        } else {
+            // A duplicate: acknowledge what was received.
+            Some((PacketKind::Ack, expected_psn.wrapping_sub(1) & PSN_MASK))
+        };
+        if let Some((kind, psn)) = reply {
+            let mut a = Packet::new(kind, fi);
+            a.psn = psn;
+            a.syndrome = if kind == PacketKind::Nak {
+                SYNDROME_NAK_PSN
+            } else {
+                SYNDROME_ACK
+            };
+            a.msn = f.msn;
+            if self.dialect == Dialect::Hpcc {
+                a.int = pkt.int; // wire.md 5.3: the data packet's stack, unchanged
+            } else {
+                a.int = IntStack::new();
+            }
+            (a.ack_n, a.ack_cwnd, a.ack_flags) = (n, cwnd, flags);
+            a.wire_bytes = frame_len(self.dialect, kind, 0, 0);
+            self.queue_ctrl(self.hosts[hi].port, a);
+        }
+        let port = self.hosts[hi].port;
+        self.try_start(port, sink)
+    }
+
+    /// The sender NIC: tap, the model's event, then the requester's transport.
+    fn at_sender(&mut self, h: u32, pkt: Packet, sink: &mut dyn TapSink) -> Result<(), NetError> {
+        let hi = h as usize;
+        if let Some(tap) = self.hosts[hi].tap {
+            sink.record(tap, abs_ns(self.now), &pkt, false)?;
+        }
+        let fi = pkt.flow;
+        let d = self.dialect;
+        let info = AckInfo {
+            psn: pkt.psn,
+            syndrome: pkt.syndrome,
+            int: matches!(d, Dialect::Hpcc | Dialect::Fncc).then_some(pkt.int),
+            n: matches!(d, Dialect::Fncc | Dialect::Rcc).then_some(pkt.ack_n),
+            cwnd: (d == Dialect::Rcc).then_some(pkt.ack_cwnd),
+            rcc_flags: (d == Dialect::Rcc).then_some(pkt.ack_flags),
+            ts_ns: (d == Dialect::Rcc).then_some(pkt.ts_ns),
+        };
+        let kind = match pkt.kind {
+            PacketKind::Ack => EventKind::RxAck(info),
+            PacketKind::Nak => EventKind::RxNak(info),
+            _ => EventKind::RxCnp,
+        };
+        let local = self.flows[fi as usize].local_tx;
+        self.sender_event(hi, fi, local, kind);
+
+        let now = self.now;
+        let rto = self.cfg.rto_ns * PS_PER_NS;
+        let f = &mut self.flows[fi as usize];
+        let before = f.una;
+        match pkt.kind {
+            PacketKind::Ack => {
+                if let Some(k) = f.index_of(pkt.psn).filter(|&k| k < f.high) {
+                    f.una = f.una.max(k + 1);
+                    f.next = f.next.max(f.una);
+                }
+            }
+            PacketKind::Nak => {
+                if let Some(k) = f.index_of(pkt.psn) {
+                    f.una = f.una.max(k);
+                    f.next = f.una; // go back N
+                }
+            }
+            _ => {}
+        }
+        if f.una != before || pkt.kind == PacketKind::Nak {
+            if f.una == f.packets && f.finish_ps.is_none() {
+                f.finish_ps = Some(now);
+            }
+            let t = if f.una < f.high { now + rto } else { NONE };
+            self.set_rto(fi, t);
+        }
+        let port = self.hosts[hi].port;
+        self.try_start(port, sink)
+    }
+
+    fn finish(mut self) -> RunResult {
+        let end = self.end_ps;
+        let names = &self.cfg.topology.nodes;
+        let mut taps: Vec<TapRun> = self
+            .cfg
+            .taps
+            .iter()
+            .map(|&n| TapRun {
+                host: n,
+                ..TapRun::default()
+            })
+            .collect();
+        for h in &mut self.hosts {
+            if let Some(t) = h.tap {
+                taps[t].sender_flows = h.tx_flows.clone();
+                taps[t].receiver_flows = h.rx_flows.clone();
+                taps[t].sender_decisions = std::mem::take(&mut h.sender_decisions);
+                taps[t].receiver_decisions = std::mem::take(&mut h.receiver_decisions);
+            }
+        }
+        let host_name = |slot: u32| names[self.hosts[slot as usize].node as usize].name.clone();
+        let flows: Vec<FlowMetrics> = self
+            .flows
+            .iter_mut()
+            .enumerate()
+            .map(|(i, f)| {
+                let start_ns = f.start_ps / PS_PER_NS;
+                let finish_ns = f.finish_ps.map(|t| t / PS_PER_NS);
+                FlowMetrics {
+                    id: i as u32,
+                    src: host_name(f.src_host),
+                    dst: host_name(f.dst_host),
+                    size_bytes: f.message_bytes,
+                    start_ns,
+                    finish_ns,
+                    fct_ns: finish_ns.map(|t| t - start_ns),
+                    bytes_acked: f.bytes_before(f.una, self.cfg.mtu_bytes),
+                    throughput_bps: std::mem::take(&mut f.throughput),
+                    rate_bps: std::mem::take(&mut f.rate_series),
+                    window_bytes: std::mem::take(&mut f.window_series),
+                }
+            })
+            .collect();
+        let duration_ns = self.cfg.duration_ns;
+        let mut total_pause = 0u64;
+        let mut total_paused_ps = 0u64;
+        let ports: Vec<PortMetrics> = self
+            .ports
+            .iter_mut()
+            .filter(|p| p.switch != u32::MAX)
+            .map(|p| {
+                let paused_ps = p.paused_total(end);
+                total_pause += p.pause_sent;
+                total_paused_ps += paused_ps;
+                let samples = std::mem::take(&mut p.queue_samples);
+                let node = names[p.node as usize].name.clone();
+                PortMetrics {
+                    name: format!("{node}:p{}", p.index),
+                    node,
+                    port: u32::from(p.index),
+                    peer: names[p.peer as usize].name.clone(),
+                    rate_bps: p.rate_bps,
+                    tx_bytes: p.tx_bytes,
+                    utilization: p.tx_bytes as f64 * 8.0
+                        / (p.rate_bps as f64 * duration_ns as f64 * 1e-9),
+                    queue_p95_bytes: percentile(&samples, 0.95),
+                    queue_max_bytes: p.queue_max,
+                    queue_bytes: Series {
+                        t_ns: self.sample_times.clone(),
+                        v: samples,
+                    },
+                    ecn_marked: p.ecn_marked,
+                    dropped: p.dropped,
+                    pfc: PfcMetrics {
+                        pause_frames_sent: p.pause_sent,
+                        paused_ns: paused_ps / PS_PER_NS,
+                        pause_frames_received: p.pause_received,
+                    },
+                }
+            })
+            .collect();
+        // Host NICs paused by their switch count too.
+        for p in self.ports.iter().filter(|p| p.host != u32::MAX) {
+            total_paused_ps += p.paused_total(end);
+        }
+        let jain = jain_index(
+            &self
+                .flows
+                .iter()
+                .map(|f| {
+                    (
+                        f.start_ps / PS_PER_NS,
+                        f.finish_ps.map(|t| t / PS_PER_NS),
+                        f.cum_delivered.as_slice(),
+                    )
+                })
+                .collect::<Vec<_>>(),
+            &self.sample_times,
+        );
+        let metrics = Metrics {
+            version: 1,
+            scenario: self.cfg.name.clone(),
+            seed: self.cfg.seed,
+            model: self.cfg.cc.family().to_string(),
+            duration_ns,
+            sample_interval_ns: self.cfg.sample_interval_ns,
+            events: self.events,
+            base_rtt_ns: self.base_rtt_ns,
+            flows,
+            ports,
+            pfc: super::metrics::PfcTotals {
+                pause_frames: total_pause,
+                paused_ns: total_paused_ps / PS_PER_NS,
+            },
+            drops: self.drops,
+            jain_index: jain,
+        };
+        RunResult { taps, metrics }
+    }
+}

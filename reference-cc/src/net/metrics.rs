@@ -1,0 +1,175 @@
+//! What a run measured, in the shape of `metrics.json` (docs/metrics.md; serde field order is
+//! the file's key order).
+
+use serde::Serialize;
+
+/// A time series: `t_ns[i]` ns from the start, value `v[i]`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Series {
+    /// Sample times, ns, increasing.
+    pub t_ns: Vec<u64>,
+    /// Values.
+    pub v: Vec<u64>,
+}
+
+impl Series {
+    /// Append a point.
+    pub fn push(&mut self, t_ns: u64, v: u64) {
+        self.t_ns.push(t_ns);
+        self.v.push(v);
+    }
+
+    /// Values at times in `[from_ns, to_ns]`.
+    pub fn between(&self, from_ns: u64, to_ns: u64) -> impl Iterator<Item = u64> + '_ {
+        self.t_ns
+            .iter()
+            .zip(&self.v)
+            .filter(move |(t, _)| (from_ns..=to_ns).contains(*t))
+            .map(|(_, v)| *v)
+    }
+}
+
+/// One flow.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FlowMetrics {
+    /// Scenario flow id.
+    pub id: u32,
+    /// Sending host.
+    pub src: String,
+    /// Receiving host.
+    pub dst: String,
+    /// Message size.
+    pub size_bytes: u64,
+    /// Start time, ns.
+    pub start_ns: u64,
+    /// When the last byte was acknowledged at the sender, ns; `None` if unfinished.
+    pub finish_ns: Option<u64>,
+    /// `finish_ns - start_ns`.
+    pub fct_ns: Option<u64>,
+    /// Payload bytes acknowledged by the end.
+    pub bytes_acked: u64,
+    /// Goodput at the receiver (in-order payload) over each sample interval, bps.
+    pub throughput_bps: Series,
+    /// The sender's pacing rate at each sample, bps.
+    pub rate_bps: Series,
+    /// The sender's window at each sample, bytes (empty when rate-only).
+    pub window_bytes: Series,
+}
+
+/// PFC figures of one switch port.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct PfcMetrics {
+    /// XOFF frames sent out of this port (its ingress crossed XOFF, or a refresh).
+    pub pause_frames_sent: u64,
+    /// Time this port's data egress was paused by its peer, ns.
+    pub paused_ns: u64,
+    /// PFC frames (XOFF and XON) received on this port.
+    pub pause_frames_received: u64,
+}
+
+/// One switch port (its egress).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PortMetrics {
+    /// `switch:pN`.
+    pub name: String,
+    /// Switch name.
+    pub node: String,
+    /// Port index at the switch.
+    pub port: u32,
+    /// The node at the other end.
+    pub peer: String,
+    /// Line rate.
+    pub rate_bps: u64,
+    /// Bytes transmitted (all frames).
+    pub tx_bytes: u64,
+    /// `tx_bytes × 8 / (rate_bps × duration)`.
+    pub utilization: f64,
+    /// Bytes waiting in the egress queues at each sample.
+    pub queue_bytes: Series,
+    /// 95th percentile (nearest rank) of the queue samples.
+    pub queue_p95_bytes: u64,
+    /// Largest queue at any enqueue.
+    pub queue_max_bytes: u64,
+    /// Data packets CE-marked at enqueue.
+    pub ecn_marked: u64,
+    /// Packets dropped because the shared buffer was full.
+    pub dropped: u64,
+    /// PFC.
+    pub pfc: PfcMetrics,
+}
+
+/// Network-wide PFC totals.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct PfcTotals {
+    /// XOFF frames sent by all switches.
+    pub pause_frames: u64,
+    /// Time any port (switch or host NIC) spent paused, summed over ports, ns.
+    pub paused_ns: u64,
+}
+
+/// Everything `metrics.json` holds.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Metrics {
+    /// Format version (1).
+    pub version: u32,
+    /// Scenario name.
+    pub scenario: String,
+    /// Seed that ran.
+    pub seed: u64,
+    /// Model family.
+    pub model: String,
+    /// Simulated time, ns.
+    pub duration_ns: u64,
+    /// Sample interval, ns.
+    pub sample_interval_ns: u64,
+    /// Events the loop processed.
+    pub events: u64,
+    /// The base RTT `T` the models ran with, ns.
+    pub base_rtt_ns: u64,
+    /// Per flow.
+    pub flows: Vec<FlowMetrics>,
+    /// Per switch port.
+    pub ports: Vec<PortMetrics>,
+    /// PFC totals.
+    pub pfc: PfcTotals,
+    /// Packets dropped anywhere.
+    pub drops: u64,
+    /// Jain's fairness index over the flows' mean goodput while all were active; `None` when
+    /// they never were all active over a full sample interval.
+    pub jain_index: Option<f64>,
+}
+
+/// Nearest-rank percentile `q` of `samples` (0 when empty): the `ceil(q × n)`-th smallest.
+pub fn percentile(samples: &[u64], q: f64) -> u64 {
+    if samples.is_empty() {
+        return 0;
+    }
+    let mut s = samples.to_vec();
+    s.sort_unstable();
+    let rank = (q * s.len() as f64).ceil().max(1.0) as usize;
+    s[rank.min(s.len()) - 1]
+}
+
+/// Jain's index `(Σx)² / (n Σx²)` of the flows' goodput over the samples where every flow
+/// had started and none had finished. `flows` = (start ns, finish ns, cumulative delivered
+/// bytes at each sample time).
+pub fn jain_index(flows: &[(u64, Option<u64>, &[u64])], sample_times: &[u64]) -> Option<f64> {
+    if flows.is_empty() {
+        return None;
+    }
+    let from = flows.iter().map(|f| f.0).max()?;
+    let to = flows.iter().map(|f| f.1.unwrap_or(u64::MAX)).min()?;
+    // First and last sample inside (from, to].
+    let first = sample_times.iter().position(|&t| t > from)?;
+    let last = sample_times.iter().rposition(|&t| t <= to)?;
+    if last <= first {
+        return None;
+    }
+    let x: Vec<f64> = flows
+        .iter()
+        .map(|f| f.2[last].saturating_sub(f.2[first]) as f64)
+        .collect();
+    let sum: f64 = x.iter().sum();
+    let sq: f64 = x.iter().map(|v| v * v).sum();
+    (sq > 0.0).then(|| sum * sum / (x.len() as f64 * sq))
+}

@@ -1,0 +1,298 @@
+//! A deterministic discrete-event network that runs the reference models in closed loop
+//! (docs/sim.md): hosts whose NIC applies the sender model's window and pacing and runs the
+//! receiver logic, full-duplex links with a rate and a propagation delay, and output-queued
+//! switches with a shared buffer, RED/ECN marking from a seeded generator (DCQCN-1), HPCC INT
+//! stamping on data egress, FNCC INT insertion into ACKs (FNCC-3) and PFC (802.1Qbb pause
+//! frames with XOFF / XON thresholds on ingress bytes).
+//!
+//! Time is integer picoseconds from 0; every timestamp leaving the engine (taps, INT `TS`, RCC
+//! shims, model events) is [`EPOCH_NS`] plus the time floored to ns. A model timer due at ns `d`
+//! fires at ps `d × 1000`, before every packet event of that ps (C-5). The same
+//! [`NetConfig`] always gives the same run: there is no clock, no hash-map iteration and no
+//! randomness but the seeded generators.
+//!
+//! ```
+//! use ccreplay_reference_cc::net::{Cc, NetConfig, Network, NoTaps, Topology, FlowSpec};
+//! use ccreplay_reference_cc::hpcc;
+//!
+//! let topology = Topology::incast(2, 100_000_000_000, 100_000_000_000, 1_000);
+//! let mut cfg = NetConfig::new("example", topology, Cc::Hpcc(hpcc::Params::default()));
+//! cfg.duration_ns = 50_000;
+//! for src in 0..2 {
+//!     cfg.flows.push(FlowSpec { src, dst: 2, size_bytes: 100_000, start_ns: 0, first_psn: None });
+//! }
+//! let run = Network::new(&cfg).unwrap().run(&mut NoTaps).unwrap();
+//! assert_eq!(run.metrics.drops, 0);
+//! ```
+
+mod engine;
+pub mod metrics;
+pub mod packet;
+pub mod topology;
+
+use ccreplay_codecs::Dialect;
+
+use crate::dcqcn::cp::RedParams;
+use crate::dcqcn::{NpParams, RpParams};
+use crate::rcc::{ReceiverParams, SenderParams};
+use crate::{Decision, ParamError, fncc, hpcc};
+
+pub use engine::Network;
+pub use metrics::Metrics;
+pub use packet::{Packet, PacketKind, frame_len};
+pub use topology::{LinkSpec, Node, NodeId, NodeKind, Topology};
+
+/// 2025-01-01T00:00:00Z in ns since the Unix epoch: simulated time 0.
+pub const EPOCH_NS: u64 = 1_735_689_600_000_000_000;
+/// Picoseconds per nanosecond.
+pub const PS_PER_NS: u64 = 1_000;
+
+/// Time to serialise `bytes` at `rate_bps`, ps (floored).
+#[inline]
+pub fn ser_ps(bytes: u32, rate_bps: u64) -> u64 {
+    let ps = u128::from(bytes) * 8 * 1_000_000_000_000 / u128::from(rate_bps.max(1));
+    u64::try_from(ps).unwrap_or(u64::MAX)
+}
+
+/// The congestion control in the loop and its parameters (network values — line rate, base RTT,
+/// MTU — are filled in per host from the topology; see [`Network::host_cc`]).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Cc {
+    /// DCQCN: `dcqcn` reaction point at senders, `dcqcn-np` at receivers; data is ECT(0).
+    Dcqcn {
+        /// Reaction point.
+        rp: RpParams,
+        /// Notification point.
+        np: NpParams,
+    },
+    /// HPCC at senders; switches stamp INT into data on egress, receivers echo it.
+    Hpcc(hpcc::Params),
+    /// FNCC at senders, `fncc-receiver` at receivers; switches write INT into ACKs.
+    Fncc(fncc::Params),
+    /// RCC: `rcc-sender` and `rcc-receiver`.
+    Rcc {
+        /// Sender.
+        sender: SenderParams,
+        /// Receiver.
+        receiver: ReceiverParams,
+    },
+}
+
+impl Cc {
+    /// The wire dialect the models speak.
+    pub fn dialect(&self) -> Dialect {
+        match self {
+            Cc::Dcqcn { .. } => Dialect::Roce,
+            Cc::Hpcc(_) => Dialect::Hpcc,
+            Cc::Fncc(_) => Dialect::Fncc,
+            Cc::Rcc { .. } => Dialect::Rcc,
+        }
+    }
+
+    /// Short model family name (`dcqcn`, `hpcc`, `fncc`, `rcc`).
+    pub fn family(&self) -> &'static str {
+        match self {
+            Cc::Dcqcn { .. } => "dcqcn",
+            Cc::Hpcc(_) => "hpcc",
+            Cc::Fncc(_) => "fncc",
+            Cc::Rcc { .. } => "rcc",
+        }
+    }
+}
+
+/// PFC on every switch ingress port (802.1Qbb, priority [`packet::DATA_PRIORITY`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PfcConfig {
+    /// XOFF: a pause is sent upstream when the data bytes buffered from one ingress port
+    /// exceed this.
+    pub xoff_bytes: u64,
+    /// XON: a resume (pause time 0) is sent when they fall to this or below.
+    pub xon_bytes: u64,
+    /// Pause time of XOFF frames, in quanta of 512 bit times (refreshed at half of it while
+    /// the port stays above XON).
+    pub pause_quanta: u16,
+}
+
+impl Default for PfcConfig {
+    fn default() -> Self {
+        PfcConfig {
+            xoff_bytes: 100_000,
+            xon_bytes: 80_000,
+            pause_quanta: 0xFFFF,
+        }
+    }
+}
+
+/// What every switch does.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SwitchConfig {
+    /// Shared buffer of the switch, bytes (data and control frames waiting in any queue). A
+    /// data packet that does not fit is dropped.
+    pub buffer_bytes: u64,
+    /// RED/ECN marking at enqueue on the egress data queue (DCQCN-1). Marks only ECN-capable
+    /// packets, so it has no effect on the dialects other than `roce`.
+    pub red: Option<RedParams>,
+    /// PFC, if on.
+    pub pfc: Option<PfcConfig>,
+    /// INT switch ID of `sw0`-like switch number 0 (12 bits); switch `i` gets base + i.
+    pub switch_id_base: u16,
+}
+
+impl Default for SwitchConfig {
+    fn default() -> Self {
+        SwitchConfig {
+            buffer_bytes: 16_000_000,
+            red: None,
+            pfc: None,
+            switch_id_base: 0x0A1,
+        }
+    }
+}
+
+/// One flow: an RC QP pair carrying one RDMA WRITE message of `size_bytes`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FlowSpec {
+    /// Sending host.
+    pub src: NodeId,
+    /// Receiving host.
+    pub dst: NodeId,
+    /// Message size, bytes.
+    pub size_bytes: u64,
+    /// When the sender may start, ns.
+    pub start_ns: u64,
+    /// First PSN; drawn from the seed when `None`.
+    pub first_psn: Option<u32>,
+}
+
+/// Everything a run needs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NetConfig {
+    /// Scenario name (metrics).
+    pub name: String,
+    /// Seed of the RED generators, the first PSNs and the ECMP hash.
+    pub seed: u64,
+    /// Hosts, switches, links.
+    pub topology: Topology,
+    /// The congestion control.
+    pub cc: Cc,
+    /// Switch settings.
+    pub switch: SwitchConfig,
+    /// Flows, in any order (a host numbers its flows by start time, then by position here).
+    pub flows: Vec<FlowSpec>,
+    /// Simulated time, ns.
+    pub duration_ns: u64,
+    /// WRITE payload bytes per packet (a multiple of 4).
+    pub mtu_bytes: u32,
+    /// Retransmission timeout of the go-back-N requester, ns.
+    pub rto_ns: u64,
+    /// Base RTT `T` every model uses; `None` = the largest unloaded RTT over the flows.
+    pub base_rtt_ns: Option<u64>,
+    /// Metrics sample interval, ns.
+    pub sample_interval_ns: u64,
+    /// Hosts whose NIC is tapped: the sink gets every frame in or out of them, and their
+    /// models' decisions are recorded.
+    pub taps: Vec<NodeId>,
+}
+
+impl NetConfig {
+    /// A config with the defaults: seed 0, 1 ms, 1000-byte MTU, RTO 1 ms, 1 µs samples,
+    /// [`SwitchConfig::default`], no flows and no taps.
+    pub fn new(name: impl Into<String>, topology: Topology, cc: Cc) -> Self {
+        NetConfig {
+            name: name.into(),
+            seed: 0,
+            topology,
+            cc,
+            switch: SwitchConfig::default(),
+            flows: Vec::new(),
+            duration_ns: 1_000_000,
+            mtu_bytes: 1000,
+            rto_ns: 1_000_000,
+            base_rtt_ns: None,
+            sample_interval_ns: 1_000,
+            taps: Vec::new(),
+        }
+    }
+}
+
+/// Receives the frames seen at tapped host NICs, in the order the host's models are fed.
+pub trait TapSink {
+    /// `pkt` left (`outgoing`) or reached the NIC of tapped host `tap` (index in
+    /// [`NetConfig::taps`]) at absolute time `t_ns`.
+    fn record(
+        &mut self,
+        tap: usize,
+        t_ns: u64,
+        pkt: &Packet,
+        outgoing: bool,
+    ) -> Result<(), NetError>;
+
+    /// Called every 2^16 events with the simulated time, ns from 0 (progress bars).
+    fn progress(&mut self, _now_ns: u64) {}
+}
+
+/// A sink that drops everything.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoTaps;
+
+impl TapSink for NoTaps {
+    fn record(&mut self, _: usize, _: u64, _: &Packet, _: bool) -> Result<(), NetError> {
+        Ok(())
+    }
+}
+
+/// What a tapped host's models did.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TapRun {
+    /// The host.
+    pub host: NodeId,
+    /// Scenario flow ids the host sends, in its sender model's flow-id order.
+    pub sender_flows: Vec<u32>,
+    /// Scenario flow ids the host receives, in its receiver model's flow-id order (first data
+    /// packet in).
+    pub receiver_flows: Vec<u32>,
+    /// Every decision of the host's sender model, in order.
+    pub sender_decisions: Vec<Decision>,
+    /// Every decision of the host's receiver model, in order.
+    pub receiver_decisions: Vec<Decision>,
+}
+
+/// The result of [`Network::run`].
+#[derive(Clone, Debug)]
+pub struct RunResult {
+    /// Per entry of [`NetConfig::taps`].
+    pub taps: Vec<TapRun>,
+    /// What was measured.
+    pub metrics: Metrics,
+}
+
+/// Why a network cannot be built or run.
+#[derive(Debug, thiserror::Error)]
+pub enum NetError {
+    /// The configuration is inconsistent.
+    #[error("{0}")]
+    Config(String),
+    /// A model rejected its parameters.
+    #[error("model {model}: {source}")]
+    Params {
+        /// Model name.
+        model: &'static str,
+        /// Why.
+        #[source]
+        source: ParamError,
+    },
+    /// A model's timer is still due after it fired (C-5): the loop would spin.
+    #[error("model {model} did not advance its timer past {deadline_ns} ns")]
+    StuckTimer {
+        /// Model name.
+        model: &'static str,
+        /// The deadline.
+        deadline_ns: u64,
+    },
+    /// The FNCC switch logic refused an ACK (stack full: more switches than INT records).
+    #[error("FNCC switch: {0}")]
+    Fncc(#[from] fncc::SwitchError),
+    /// The tap sink failed.
+    #[error("tap: {0}")]
+    Tap(String),
+}
