@@ -1,0 +1,646 @@
+//! `hpcc-ns3`: HPCC as the simulator computes it (`rdma-hw.cc` `HandleAckHp`, `UpdateRateHp`,
+//! `FastReactHp`; state in `rdma-queue-pair.h` `hp`; INT record in `int-header.h` `IntHop`).
+//!
+//! Rate-based: per flow the simulator keeps the sending rate `m_rate` (R), the reference rate
+//! `hp.m_curRate` (Rc), the utilisation EWMA `hp.u` (U) and `hp.m_incStage`, or with
+//! `MULTI_RATE` one `u`, `Rc` and `incStage` per hop. Every ACK/NAK runs the update: when its
+//! sequence passes `lastUpdateSeq` it is the once-per-RTT *committed* update (Rc and incStage
+//! take the new values); otherwise, with `FAST_REACT`, a *fast react*: R, U and the stored
+//! INT move, Rc and incStage do not. The window is derived from R (`VAR_WIN`,
+//! `RdmaQueuePair::GetWin`). `docs/models/ns3.md` lists every rule with its source line and
+//! every difference from the paper profile `hpcc`.
+
+use std::collections::BTreeMap;
+
+use ccreplay_codecs::shim::int::IntHop;
+use serde::{Deserialize, Serialize};
+
+use super::{check_line_rate, check_min_rate, check_step, cxx_f64_to_u64, err, flag};
+use crate::event::{AckInfo, Decision, Event, EventKind, FlowId, Outputs, State, StateValue};
+use crate::model::{Model, ParamError};
+use crate::psn::{psn_add, psn_after};
+
+/// `IntHeader::maxHop` (int-header.h): the simulator's INT stack holds 5 records.
+pub const MAX_HOP: usize = 5;
+
+/// `IntHop::byteUnit` (int-header.h): txBytes unit, bytes (before `INT_MULTI`).
+const BYTE_UNIT: u64 = 128;
+/// `IntHop::qlenUnit` (int-header.h): qLen unit, bytes (before `INT_MULTI`).
+const QLEN_UNIT: u32 = 80;
+/// Largest base RTT accepted, ns (2^53: exact in f64).
+const MAX_BASE_RTT_NS: u64 = 1 << 53;
+
+/// `hpcc-ns3` parameters (C-7). Keys are the simulator's config names (`mix/config.txt`);
+/// rates in bps, flags 0/1. Defaults are `mix/config.txt`'s (see `docs/models/ns3.md`).
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HpccNs3Params {
+    /// NIC line rate, bps: `qp->m_max_rate`, the start rate and upper clamp (default 100 Gbps).
+    pub line_rate_bps: u64,
+    /// `qp->m_baseRtt`, ns: `T` of the EWMA (third.cc: `maxRtt` with `GLOBAL_T 1`).
+    pub base_rtt_ns: u64,
+    /// Packet payload, bytes (`PACKET_PAYLOAD_SIZE`); accepted, not used by the rate.
+    pub mtu_bytes: u64,
+    /// `qp->m_win`, bytes (third.cc: `maxBdp`); `None` = `floor(line_rate_bps × base_rtt_ns /
+    /// 8e9)`, third.cc's `rtt * bw / 1000000000 / 8` with `bw` the line rate.
+    pub win_bytes: Option<u64>,
+    /// `U_TARGET`: η, target utilisation (`m_targetUtil`), in (0, 1].
+    #[serde(rename = "U_TARGET")]
+    pub u_target: f64,
+    /// `MI_THRESH`: additive rounds before a multiplicative one (`m_miThresh`).
+    #[serde(rename = "MI_THRESH")]
+    pub mi_thresh: u32,
+    /// `RATE_AI`: additive step, bps (`m_rai`).
+    #[serde(rename = "RATE_AI")]
+    pub rate_ai: u64,
+    /// `MIN_RATE`: lower clamp, bps (`m_minRate`).
+    #[serde(rename = "MIN_RATE")]
+    pub min_rate: u64,
+    /// `MULTI_RATE`: one reference rate per hop (`m_multipleRate`).
+    #[serde(rename = "MULTI_RATE", deserialize_with = "flag")]
+    pub multi_rate: bool,
+    /// `FAST_REACT`: react on every ACK (`m_fast_react`).
+    #[serde(rename = "FAST_REACT", deserialize_with = "flag")]
+    pub fast_react: bool,
+    /// `INT_MULTI`: multiplier of the INT byte and queue units (`IntHop::multi`), >= 1.
+    #[serde(rename = "INT_MULTI")]
+    pub int_multi: u32,
+    /// `VAR_WIN`: window = `m_win × R / line rate` (`m_var_win`).
+    #[serde(rename = "VAR_WIN", deserialize_with = "flag")]
+    pub var_win: bool,
+    /// `HAS_WIN`: the flow has a window; must be 1 (0 makes the simulator divide by 0).
+    #[serde(rename = "HAS_WIN", deserialize_with = "flag")]
+    pub has_win: bool,
+    /// `SAMPLE_FEEDBACK`: on a fast-react ACK skip hops whose qLen is 0 (`m_sampleFeedback`).
+    #[serde(rename = "SAMPLE_FEEDBACK", deserialize_with = "flag")]
+    pub sample_feedback: bool,
+}
+
+impl Default for HpccNs3Params {
+    fn default() -> Self {
+        HpccNs3Params {
+            line_rate_bps: 100_000_000_000,
+            base_rtt_ns: 13_000,
+            mtu_bytes: 1000,
+            win_bytes: None,
+            u_target: 0.95,
+            mi_thresh: 0,
+            rate_ai: 50_000_000,
+            min_rate: 100_000_000,
+            multi_rate: true,
+            fast_react: true,
+            int_multi: 1,
+            var_win: true,
+            has_win: true,
+            sample_feedback: false,
+        }
+    }
+}
+
+/// Validated parameters in the form the per-ACK path uses.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Config {
+    max_rate_bps: u64,
+    base_rtt_ns: u64,
+    win_bytes: u64,
+    u_target: f64,
+    mi_thresh: u32,
+    rai_bps: u64,
+    min_rate_bps: u64,
+    multi_rate: bool,
+    fast_react: bool,
+    int_multi: u32,
+    var_win: bool,
+    sample_feedback: bool,
+}
+
+impl HpccNs3Params {
+    /// Reject values the model cannot run with, naming the parameter and why (C-7).
+    pub fn validate(&self) -> Result<(), ParamError> {
+        self.config().map(|_| ())
+    }
+
+    /// `m_win` in bytes: `win_bytes`, or third.cc's BDP `rtt × bw / 1e9 / 8` (two integer
+    /// divisions, which floor like one division by 8e9).
+    pub fn window_bytes(&self) -> u64 {
+        self.win_bytes.unwrap_or_else(|| {
+            let w = self.line_rate_bps as u128 * self.base_rtt_ns as u128 / 1_000_000_000 / 8;
+            u64::try_from(w).unwrap_or(u64::MAX)
+        })
+    }
+
+    fn config(&self) -> Result<Config, ParamError> {
+        check_line_rate(self.line_rate_bps)?;
+        if self.base_rtt_ns == 0 || self.base_rtt_ns > MAX_BASE_RTT_NS {
+            return Err(err(
+                "base_rtt_ns",
+                self.base_rtt_ns,
+                "must be in 1..=2^53 ns (T weights the EWMA and must be exact in f64)",
+            ));
+        }
+        if self.mtu_bytes == 0 {
+            return Err(err("mtu_bytes", 0, "must be > 0"));
+        }
+        if !self.has_win {
+            return Err(err(
+                "HAS_WIN",
+                0,
+                "must be 1 for HPCC: with no window the simulator divides u's queue term by \
+                 m_win = 0 (rdma-hw.cc UpdateRateHp), which gives NaN",
+            ));
+        }
+        let win = self.window_bytes();
+        if win == 0 || win > u64::from(u32::MAX) {
+            return Err(err(
+                "win_bytes",
+                win,
+                "must be in 1..=2^32-1 bytes (the simulator's uint32_t m_win); the default \
+                 is line_rate_bps × base_rtt_ns / 8e9",
+            ));
+        }
+        if !(self.u_target.is_finite() && self.u_target > 0.0 && self.u_target <= 1.0) {
+            return Err(err("U_TARGET", self.u_target, "must be in (0, 1]"));
+        }
+        check_step("RATE_AI", self.rate_ai, self.line_rate_bps)?;
+        check_min_rate(self.min_rate, self.line_rate_bps)?;
+        if self.int_multi == 0 {
+            return Err(err(
+                "INT_MULTI",
+                0,
+                "must be >= 1 (it multiplies the INT units)",
+            ));
+        }
+        Ok(Config {
+            max_rate_bps: self.line_rate_bps,
+            base_rtt_ns: self.base_rtt_ns,
+            win_bytes: win,
+            u_target: self.u_target,
+            mi_thresh: self.mi_thresh,
+            rai_bps: self.rate_ai,
+            min_rate_bps: self.min_rate,
+            multi_rate: self.multi_rate,
+            fast_react: self.fast_react,
+            int_multi: self.int_multi,
+            var_win: self.var_win,
+            sample_feedback: self.sample_feedback,
+        })
+    }
+}
+
+/// Per-hop state of `MULTI_RATE` (`hp.hopState[i]`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HopState {
+    /// `u`: this hop's utilisation EWMA (starts at 1).
+    pub u: f64,
+    /// `Rc`: this hop's reference rate, bps (starts at line rate).
+    pub rc_bps: u64,
+    /// `incStage` of this hop.
+    pub inc_stage: u32,
+}
+
+/// Per-flow sender state (`RdmaQueuePair`), named as in the simulator.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FlowState {
+    /// The first ACK has been seen (the simulator tests `m_lastUpdateSeq == 0`).
+    pub started: bool,
+    /// `hp.m_lastUpdateSeq` as a PSN.
+    pub last_update_seq: u32,
+    /// `snd_nxt` as a PSN (last transmitted PSN + 1; a NAK moves it back to `snd_una`).
+    pub snd_nxt: u32,
+    /// `snd_una` as a PSN, once an ACK or NAK was seen.
+    pub snd_una: Option<u32>,
+    /// `m_rate`: the sending rate, bps.
+    pub rate_bps: u64,
+    /// `hp.m_curRate`: the reference rate, bps.
+    pub cur_rate_bps: u64,
+    /// `hp.u`: the flow's utilisation EWMA (single rate; starts at 1).
+    pub u: f64,
+    /// `hp.m_incStage` (single rate).
+    pub inc_stage: u32,
+    /// `hp.hop`: the stored INT records.
+    pub hops: [IntHop; MAX_HOP],
+    /// `hp.hopState` (`MULTI_RATE`).
+    pub hop_state: [HopState; MAX_HOP],
+}
+
+impl FlowState {
+    /// `RdmaHw::AddQueuePair` + the `RdmaQueuePair` constructor.
+    fn new(cfg: &Config) -> Self {
+        FlowState {
+            started: false,
+            last_update_seq: 0,
+            snd_nxt: 0,
+            snd_una: None,
+            rate_bps: cfg.max_rate_bps,
+            cur_rate_bps: cfg.max_rate_bps,
+            u: 1.0,
+            inc_stage: 0,
+            hops: [IntHop::default(); MAX_HOP],
+            hop_state: [HopState {
+                u: 1.0,
+                rc_bps: cfg.max_rate_bps,
+                inc_stage: 0,
+            }; MAX_HOP],
+        }
+    }
+}
+
+/// `qp->m_max_rate.GetBitRate()` etc. as f64 (exact: rates <= 10^13 < 2^53).
+#[inline]
+fn f(x: u64) -> f64 {
+    x as f64
+}
+
+/// `IntHop::GetQlen()`: `(uint32_t)qlen * qlenUnit * multi`, in the simulator's uint32
+/// arithmetic (wraps; only for `INT_MULTI` >= 410 with a 17-bit qLen).
+#[inline]
+fn get_qlen(h: &IntHop, multi: u32) -> u32 {
+    u32::from(h.qlen)
+        .wrapping_mul(QLEN_UNIT)
+        .wrapping_mul(multi)
+}
+
+/// The hop's line rate, bps (`IntHop::GetLineRate()`): codes 0..4 are the simulator's
+/// `lineRateValues` (25, 50, 100, 200, 400 Gbps); 5..7 are wire.md 5.1's (the simulator's
+/// table has 0 there and never writes them); 8..15 have none.
+#[inline]
+fn line_rate(h: &IntHop) -> Option<u64> {
+    h.line_rate().bps()
+}
+
+/// What one ACK did, for the decision record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    /// First ACK: INT stored, `lastUpdateSeq = snd_nxt` (rdma-hw.cc "first RTT").
+    First,
+    /// The committed once-per-RTT update.
+    Update,
+    /// A fast react (`FAST_REACT`, ACK not past `lastUpdateSeq`).
+    Fast,
+    /// Nothing: `FAST_REACT` is 0 and the ACK is not past `lastUpdateSeq`.
+    Ignored,
+}
+
+/// `RdmaHw::UpdateRateHp` after the first RTT, for one ACK with `hops` (nhop <= 5).
+/// Returns nothing: it updates `st` exactly as the C++ does.
+fn update_rate(cfg: &Config, st: &mut FlowState, hops: &[IntHop], fast_react: bool) {
+    let t = cfg.base_rtt_ns;
+    let mut big_u = 0.0f64; // `double U = 0`
+    let mut dt = 0u64; // `uint64_t dt = 0`
+    let mut updated = [false; MAX_HOP];
+    let mut updated_any = false;
+    for (i, hop) in hops.iter().enumerate() {
+        let prev = st.hops[i];
+        let qlen_now = get_qlen(hop, cfg.int_multi);
+        // `if (m_sampleFeedback) if (GetQlen() == 0 and fast_react) continue;`
+        if cfg.sample_feedback && qlen_now == 0 && fast_react {
+            continue;
+        }
+        // Differences from the simulator (docs/models/ns3.md, "Hops the simulator divides by
+        // zero on"): a hop with no known line rate or a zero time delta would make `u` inf or
+        // NaN there; here it is skipped like a sampled-out hop (record not stored).
+        let Some(line_bps) = line_rate(hop) else {
+            continue;
+        };
+        let mut tau = hop.ts_delta_ns(prev); // GetTimeDelta: modular 24-bit
+        if tau == 0 {
+            continue;
+        }
+        updated[i] = true;
+        updated_any = true;
+        // `double duration = tau * 1e-9;`
+        let duration = tau as f64 * 1e-9;
+        // `GetBytesDelta(...) * 8 / duration`: units delta × 128 × multi × 8 in uint64, then
+        // / double. Max 2^20 × 2^7 × 2^32 × 8 = 2^62: no overflow.
+        let bytes_delta = (u64::from(hop.tx_bytes.wrapping_sub(prev.tx_bytes)) & 0xF_FFFF)
+            * BYTE_UNIT
+            * u64::from(cfg.int_multi);
+        let tx_rate = (bytes_delta * 8) as f64 / duration;
+        // `u = txRate / GetLineRate() + (double)min(qlen, qlen_prev) * m_max_rate /
+        //  GetLineRate() / m_win`, left to right.
+        let qlen_min = qlen_now.min(get_qlen(&prev, cfg.int_multi));
+        let u = tx_rate / f(line_bps)
+            + f64::from(qlen_min) * f(cfg.max_rate_bps) / f(line_bps) / f(cfg.win_bytes);
+        if !cfg.multi_rate {
+            // single R: the first hop with the largest u (strict >) gives U and dt
+            if u > big_u {
+                big_u = u;
+                dt = tau;
+            }
+        } else {
+            // per-hop R: `if (tau > m_baseRtt) tau = m_baseRtt;` then the hop's EWMA
+            if tau > t {
+                tau = t;
+            }
+            let hs = &mut st.hop_state[i];
+            hs.u = (hs.u * (t - tau) as f64 + u * tau as f64) / t as f64;
+        }
+        st.hops[i] = *hop; // `qp->hp.hop[i] = ih.hop[i]`
+    }
+
+    let mut new_rate = 0u64;
+    let mut new_inc_stage = st.inc_stage;
+    let mut new_rate_per_hop = [0u64; MAX_HOP];
+    let mut new_inc_per_hop = [0u32; MAX_HOP];
+    if !cfg.multi_rate {
+        if updated_any {
+            if dt > t {
+                dt = t;
+            }
+            // `hp.u = (hp.u * (m_baseRtt - dt) + U * dt) / double(m_baseRtt)`
+            st.u = (st.u * (t - dt) as f64 + big_u * dt as f64) / t as f64;
+            let max_c = st.u / cfg.u_target;
+            let (r, s) = next_rate(cfg, st.cur_rate_bps, st.inc_stage, max_c);
+            new_rate = r;
+            new_inc_stage = s;
+        }
+    } else {
+        new_rate = cfg.max_rate_bps;
+        for i in 0..hops.len() {
+            let hs = st.hop_state[i];
+            if updated[i] {
+                let c = hs.u / cfg.u_target;
+                let (r, s) = next_rate(cfg, hs.rc_bps, hs.inc_stage, c);
+                new_rate_per_hop[i] = r;
+                new_inc_per_hop[i] = s;
+                if r < new_rate {
+                    new_rate = r;
+                }
+            } else if hs.rc_bps < new_rate {
+                new_rate = hs.rc_bps;
+            }
+        }
+    }
+    if updated_any {
+        st.rate_bps = new_rate; // ChangeRate(qp, new_rate)
+    }
+    if !fast_react {
+        if updated_any {
+            st.cur_rate_bps = new_rate;
+            // Single rate only: with MULTI_RATE the C++ assigns an uninitialised
+            // `new_incStage` here (never read); incStage is left unchanged.
+            st.inc_stage = new_inc_stage;
+        }
+        if cfg.multi_rate {
+            for i in 0..hops.len() {
+                if updated[i] {
+                    st.hop_state[i].rc_bps = new_rate_per_hop[i];
+                    st.hop_state[i].inc_stage = new_inc_per_hop[i];
+                }
+            }
+        }
+    }
+}
+
+/// The MI/AI step and the clamps of `UpdateRateHp`, shared by the single and per-hop rates:
+/// `if (c >= 1 || incStage >= m_miThresh) { R = Rc / c + m_rai; incStage = 0 } else
+/// { R = Rc + m_rai; incStage + 1 }`, then `< m_minRate` → `m_minRate`, `> m_max_rate` →
+/// `m_max_rate`, in that order.
+#[inline]
+fn next_rate(cfg: &Config, rc_bps: u64, inc_stage: u32, c: f64) -> (u64, u32) {
+    let (r, s) = if c >= 1.0 || inc_stage >= cfg.mi_thresh {
+        // `DataRate / double` = DataRate(bps / c) (data-rate.cc), `+` adds the u64 bps
+        // (wrapping, as C++ unsigned arithmetic). c = 0 gives +inf → 0 (cxx_f64_to_u64).
+        (cxx_f64_to_u64(f(rc_bps) / c).wrapping_add(cfg.rai_bps), 0)
+    } else {
+        (rc_bps.wrapping_add(cfg.rai_bps), inc_stage.wrapping_add(1))
+    };
+    let mut r = r;
+    if r < cfg.min_rate_bps {
+        r = cfg.min_rate_bps;
+    }
+    if r > cfg.max_rate_bps {
+        r = cfg.max_rate_bps;
+    }
+    (r, s)
+}
+
+/// State names of a single-rate (`MULTI_RATE 0`) decision, in order (C-6).
+pub const STATE_NAMES_SINGLE: &[&str] = &["R", "Rc", "U", "incStage", "lastUpdateSeq", "snd_nxt"];
+
+/// State names of a per-hop-rate (`MULTI_RATE 1`) decision, in order (C-6): the rate, then
+/// each of the 5 hops' `u` and `Rc` (`hp.hopState[i]`; hops an ACK never reported keep their
+/// initial 1 and line rate).
+pub const STATE_NAMES_MULTI: &[&str] = &[
+    "R",
+    "lastUpdateSeq",
+    "u0",
+    "u1",
+    "u2",
+    "u3",
+    "u4",
+    "Rc0",
+    "Rc1",
+    "Rc2",
+    "Rc3",
+    "Rc4",
+];
+
+/// The `hpcc-ns3` sender model.
+///
+/// Events: `tx_data` sets `snd_nxt`; `rx_ack` / `rx_nak` run `HandleAckHp` and yield one
+/// decision each (`rate_bps` = R, `window_bytes` = `GetWin()`); others are ignored.
+#[derive(Clone, Debug)]
+pub struct HpccNs3 {
+    cfg: Config,
+    flows: BTreeMap<FlowId, FlowState>,
+}
+
+impl HpccNs3 {
+    /// A model with these parameters, or the first invalid one.
+    pub fn new(params: &HpccNs3Params) -> Result<Self, ParamError> {
+        Ok(HpccNs3 {
+            cfg: params.config()?,
+            flows: BTreeMap::new(),
+        })
+    }
+
+    /// The state of a flow, if seen.
+    pub fn flow(&self, flow: FlowId) -> Option<&FlowState> {
+        self.flows.get(&flow)
+    }
+
+    /// `m_win` in bytes.
+    pub fn win_bytes(&self) -> u64 {
+        self.cfg.win_bytes
+    }
+
+    /// `RdmaQueuePair::GetWin()`: `m_win × m_rate / m_max_rate` (uint64 arithmetic, at least
+    /// 1) with `VAR_WIN`, else `m_win`.
+    fn window(&self, st: &FlowState) -> u64 {
+        if self.cfg.var_win {
+            let w = self.cfg.win_bytes.wrapping_mul(st.rate_bps) / self.cfg.max_rate_bps;
+            w.max(1)
+        } else {
+            self.cfg.win_bytes
+        }
+    }
+
+    /// `RdmaHw::ReceiveAck` (the HPCC part) for one ACK (`nak` false) or NAK.
+    fn on_ack(&mut self, flow: FlowId, ack: &AckInfo, nak: bool) -> (Kind, FlowState) {
+        let cfg = self.cfg;
+        let st = self
+            .flows
+            .entry(flow)
+            .or_insert_with(|| FlowState::new(&cfg));
+        // The ACK's cumulative sequence: next PSN expected (ACK: PSN + 1; NAK: the PSN).
+        let ack_seq = if nak { ack.psn } else { psn_add(ack.psn, 1) };
+        // `qp->Acknowledge(seq)`: snd_una = max(snd_una, seq).
+        let una = match st.snd_una {
+            Some(u) if !psn_after(ack_seq, u) => u,
+            _ => ack_seq,
+        };
+        st.snd_una = Some(una);
+        if nak {
+            st.snd_nxt = una; // `RecoverQueue`: snd_nxt = snd_una, before HandleAckHp
+        }
+        let (hops, nhop): (&[IntHop], usize) = match &ack.int {
+            Some(s) => (s.hops(), usize::from(s.n_hop())),
+            None => (&[], 0),
+        };
+        // HandleAckHp: full update when ack_seq > lastUpdateSeq, else FastReactHp.
+        let kind = if !st.started {
+            Kind::First
+        } else if psn_after(ack_seq, st.last_update_seq) {
+            Kind::Update
+        } else if cfg.fast_react {
+            Kind::Fast
+        } else {
+            Kind::Ignored
+        };
+        let next_seq = st.snd_nxt;
+        match kind {
+            Kind::First => {
+                // "first RTT": lastUpdateSeq = snd_nxt; store INT. The C++ asserts
+                // nhop <= maxHop; a longer stack stores nothing here.
+                st.started = true;
+                st.last_update_seq = next_seq;
+                if nhop <= MAX_HOP {
+                    st.hops[..hops.len()].copy_from_slice(hops);
+                }
+            }
+            Kind::Update | Kind::Fast => {
+                let fast = kind == Kind::Fast;
+                // `if (ih.nhop <= IntHeader::maxHop)`: a longer stack changes no rate.
+                if nhop <= MAX_HOP {
+                    update_rate(&cfg, st, hops, fast);
+                }
+                if !fast && psn_after(next_seq, st.last_update_seq) {
+                    st.last_update_seq = next_seq;
+                }
+            }
+            Kind::Ignored => {}
+        }
+        (kind, *st)
+    }
+
+    fn decision(&self, ev: &Event, st: &FlowState) -> Decision {
+        let state = if self.cfg.multi_rate {
+            let h = &st.hop_state;
+            State::new(
+                STATE_NAMES_MULTI,
+                &[
+                    StateValue::U64(st.rate_bps),
+                    StateValue::U64(u64::from(st.last_update_seq)),
+                    StateValue::F64(h[0].u),
+                    StateValue::F64(h[1].u),
+                    StateValue::F64(h[2].u),
+                    StateValue::F64(h[3].u),
+                    StateValue::F64(h[4].u),
+                    StateValue::U64(h[0].rc_bps),
+                    StateValue::U64(h[1].rc_bps),
+                    StateValue::U64(h[2].rc_bps),
+                    StateValue::U64(h[3].rc_bps),
+                    StateValue::U64(h[4].rc_bps),
+                ],
+            )
+        } else {
+            State::new(
+                STATE_NAMES_SINGLE,
+                &[
+                    StateValue::U64(st.rate_bps),
+                    StateValue::U64(st.cur_rate_bps),
+                    StateValue::F64(st.u),
+                    StateValue::U64(u64::from(st.inc_stage)),
+                    StateValue::U64(u64::from(st.last_update_seq)),
+                    StateValue::U64(u64::from(st.snd_nxt)),
+                ],
+            )
+        };
+        Decision {
+            t_ns: ev.t_ns,
+            flow: ev.flow,
+            cause: ev.cause(),
+            outputs: Outputs {
+                rate_bps: Some(st.rate_bps),
+                window_bytes: Some(self.window(st)),
+                ..Outputs::default()
+            },
+            state,
+        }
+    }
+}
+
+impl Model for HpccNs3 {
+    fn name(&self) -> &'static str {
+        "hpcc-ns3"
+    }
+
+    fn on_event(&mut self, ev: &Event, out: &mut Vec<Decision>) {
+        let (ack, nak) = match &ev.kind {
+            EventKind::TxData { psn, .. } => {
+                let cfg = self.cfg;
+                let st = self
+                    .flows
+                    .entry(ev.flow)
+                    .or_insert_with(|| FlowState::new(&cfg));
+                st.snd_nxt = psn_add(*psn, 1);
+                return;
+            }
+            EventKind::RxAck(a) => (a, false),
+            EventKind::RxNak(a) => (a, true),
+            EventKind::RxCnp | EventKind::RxData { .. } | EventKind::Dequeue { .. } => return,
+        };
+        let (_, st) = self.on_ack(ev.flow, ack, nak);
+        out.push(self.decision(ev, &st));
+    }
+
+    fn next_timer_ns(&self) -> Option<u64> {
+        None
+    }
+
+    fn on_timer(&mut self, _now_ns: u64, _out: &mut Vec<Decision>) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_window_is_third_cc_bdp() {
+        // 100e9 × 13000 / 1e9 / 8 = 1,300,000 / 8 = 162,500 bytes
+        let p = HpccNs3Params::default();
+        assert_eq!(p.window_bytes(), 162_500);
+        // 25e9 × 8_333 / 1e9 = 208,325 → / 8 = 26,040 (floor of 26,040.625)
+        let p = HpccNs3Params {
+            line_rate_bps: 25_000_000_000,
+            base_rtt_ns: 8_333,
+            ..HpccNs3Params::default()
+        };
+        assert_eq!(p.window_bytes(), 26_040);
+    }
+
+    #[test]
+    fn qlen_wraps_like_uint32() {
+        let h = IntHop {
+            b: 2,
+            ts: 0,
+            tx_bytes: 0,
+            qlen: 0xFFFF,
+        };
+        // 65535 × 80 = 5,242,800; × 1000 = 5,242,800,000 mod 2^32 = 947,832,704
+        //   python3 -c "print(65535*80*1000 % 2**32)" -> 947832704
+        assert_eq!(get_qlen(&h, 1000), 947_832_704);
+        assert_eq!(get_qlen(&h, 1), 5_242_800);
+    }
+}
