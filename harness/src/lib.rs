@@ -15,4 +15,5 @@ pub mod manifest;
 pub mod models;
 pub mod protocol;
 pub mod replay;
+pub mod report;
 pub mod synth;

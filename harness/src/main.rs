@@ -81,6 +81,53 @@ Exit status: 0 read to the end; 1 with --strict when a packet was malformed;
 
 The files are byte-identical on every run; `git diff traces/` shows any change.")]
     Synth(SynthArgs),
+    /// Write a self-contained HTML report with charts: of a diff, a check or a simulation.
+    #[command(after_help = "Examples:
+  ccreplay report check -o check.html
+  ccreplay report diff traces/hpcc_dumbbell.toml --dut 'process:python3 examples/duts/hpcc_dut.py --bug wai-twice' -o diff.html
+  ccreplay report sim out/hpcc_incast_16 -o sim.html
+
+The page needs no network (no script, no external CSS or fonts); docs/report.md.
+Exit status: as `diff` / `check` (0 conformant, 1 differences, 2 bad input, 3 DUT failed);
+`report sim`: 0 written, 2 bad input.")]
+    Report(ReportArgs),
+}
+
+#[derive(Args)]
+struct ReportArgs {
+    #[command(subcommand)]
+    what: ReportWhat,
+}
+
+#[derive(Subcommand)]
+enum ReportWhat {
+    /// Run `diff` and chart it: per flow, reference and DUT over time, first divergence marked.
+    Diff {
+        /// The HTML file to write.
+        #[arg(short = 'o', long = "out", default_value = "report.html")]
+        out: PathBuf,
+        #[command(flatten)]
+        diff: DiffArgs,
+    },
+    /// Run `check` and chart every trace and model against its golden file.
+    Check {
+        /// The HTML file to write.
+        #[arg(short = 'o', long = "out", default_value = "report.html")]
+        out: PathBuf,
+        #[command(flatten)]
+        check: CheckArgs,
+    },
+    /// Chart a simulation's `metrics.json` (docs/metrics.md): rates, windows, queues, PFC.
+    Sim {
+        /// The simulation's output folder (or its metrics.json).
+        dir: PathBuf,
+        /// The HTML file to write.
+        #[arg(short = 'o', long = "out", default_value = "report.html")]
+        out: PathBuf,
+        /// Also write each chart as a standalone SVG file into this folder.
+        #[arg(long, value_name = "DIR")]
+        svg_dir: Option<PathBuf>,
+    },
 }
 
 #[derive(Args)]
@@ -109,6 +156,8 @@ struct CheckArgs {
     /// Also write a JUnit XML report here.
     #[arg(long)]
     junit: Option<PathBuf>,
+    #[command(flatten)]
+    html: ccreplay::report::HtmlArgs,
 }
 
 #[derive(Args)]
@@ -175,6 +224,8 @@ struct DiffArgs {
     /// Per-request timeout of a process DUT, ms.
     #[arg(long, default_value_t = 10_000)]
     dut_timeout_ms: u64,
+    #[command(flatten)]
+    html: ccreplay::report::HtmlArgs,
 }
 
 #[derive(Args)]
@@ -271,6 +322,7 @@ fn main() -> ExitCode {
         Command::Bless(a) => run_bless(a),
         Command::Inspect(a) => run_inspect(a),
         Command::Synth(a) => run_synth(a),
+        Command::Report(a) => run_report(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),
@@ -570,6 +622,7 @@ fn state_compare(s: Option<&str>) -> StateCompare {
 fn run_diff(a: DiffArgs) -> Result<u8, Failure> {
     let trace = load_trace_args(a.trace.as_deref(), a.events.as_deref())?;
     let mut extract_report = None;
+    let mut flows = None;
     let spec = pick_model(&trace, a.model.as_deref())?.clone();
     let mut reference = Side::default();
     let pb = progress(&format!("diff {}", trace.name()));
@@ -591,6 +644,7 @@ fn run_diff(a: DiffArgs) -> Result<u8, Failure> {
                     }
                 })?;
             extract_report = Some(stats.extract);
+            flows = Some(stats.flows);
             Some((side, "dut"))
         }
         (None, Some(_)) => None,
@@ -605,6 +659,7 @@ fn run_diff(a: DiffArgs) -> Result<u8, Failure> {
                 Ok(())
             })?;
             extract_report = Some(stats.extract);
+            flows = Some(stats.flows);
             (
                 golden::read_golden(g).map_err(|e| Failure::input(e, None))?,
                 "golden",
@@ -630,6 +685,23 @@ fn run_diff(a: DiffArgs) -> Result<u8, Failure> {
     if let Some(j) = &a.junit {
         let name = format!("{} / {}", trace.name(), spec.name);
         write_atomic(j, diff::render_junit(&[(name, &report, text)]).as_bytes())?;
+    }
+    let ctx = ccreplay::report::DiffContext {
+        trace: &trace,
+        model: &spec.name,
+        other_name,
+        other: a.dut.clone().unwrap_or_else(|| {
+            a.golden
+                .as_ref()
+                .map_or_else(String::new, |g| g.display().to_string())
+        }),
+        options: &opts,
+        flows: flows.as_ref(),
+    };
+    for p in ccreplay::report::write_diff_report(&a.html, &ctx, &report, &reference, &other)
+        .map_err(|e| Failure::input(e, None))?
+    {
+        eprintln!("ccreplay: wrote {}", p.display());
     }
     if ccreplay::events_in::is_events(&trace)
         && extract_report.is_some_and(|r| ccreplay::events_in::report_bad_lines(&trace, &r))
@@ -734,6 +806,14 @@ fn run_check(a: CheckArgs) -> Result<u8, Failure> {
             .collect();
         write_atomic(j, diff::render_junit(&refs).as_bytes())?;
     }
+    if a.html.report.is_some() {
+        // The report replays again, keeping both sides' decisions for the charts.
+        let (_, written) = ccreplay::report::write_check_report(&a.html, &a.dir, &a.golden, a.jobs)
+            .map_err(|e| Failure::input(e, None))?;
+        for p in written {
+            eprintln!("ccreplay: wrote {}", p.display());
+        }
+    }
     Ok(if failed_input {
         2
     } else if ok == results.len() {
@@ -741,6 +821,37 @@ fn run_check(a: CheckArgs) -> Result<u8, Failure> {
     } else {
         1
     })
+}
+
+fn run_report(a: ReportArgs) -> Result<u8, Failure> {
+    match a.what {
+        ReportWhat::Diff { out, mut diff } => {
+            diff.html.report = Some(out);
+            run_diff(diff)
+        }
+        ReportWhat::Check { out, mut check } => {
+            check.html.report = Some(out);
+            run_check(check)
+        }
+        ReportWhat::Sim { dir, out, svg_dir } => {
+            let html = ccreplay::report::HtmlArgs {
+                report: Some(out),
+                max_charts: ccreplay::report::DEFAULT_MAX_CHARTS,
+                svg_dir,
+            };
+            let written = ccreplay::report::write_sim_report(&html, &dir).map_err(|e| {
+                Failure::input(
+                    e,
+                    "`ccreplay sim SCENARIO --out DIR` writes DIR/metrics.json (docs/metrics.md)"
+                        .to_string(),
+                )
+            })?;
+            for p in written {
+                eprintln!("ccreplay: wrote {}", p.display());
+            }
+            Ok(0)
+        }
+    }
 }
 
 fn indent(s: &str) -> String {

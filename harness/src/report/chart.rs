@@ -1,0 +1,341 @@
+//! Charts as inline SVG, drawn with plotters, and the downsampling that keeps them small.
+//!
+//! A series of a million points is reduced to a few points per pixel column before it is drawn
+//! ([`downsample`]): the first, smallest, largest and last value of each column, so every spike
+//! stays visible while the SVG stays a few tens of kilobytes.
+
+use std::fmt::Write as _;
+
+use plotters::prelude::*;
+
+/// Chart width, px.
+pub const WIDTH_PX: u32 = 1000;
+/// Chart height, px.
+pub const HEIGHT_PX: u32 = 340;
+/// Columns a series is reduced to (about one per pixel of the plotting area).
+pub const COLUMNS: usize = 1000;
+
+/// Reduce `points` (sorted by x) to the first, smallest, largest and last point of each of
+/// `cols` columns over `x0..=x1`, in their original order; with `step` the value before a
+/// column is repeated at its first x, so a step function (a rate that holds until the next
+/// decision) is drawn as steps. Points with a non-finite coordinate are skipped. At most
+/// 5 points per column come out, whatever the input's length.
+pub fn downsample(
+    points: &[(f64, f64)],
+    x0: f64,
+    x1: f64,
+    cols: usize,
+    step: bool,
+) -> Vec<(f64, f64)> {
+    let cols = cols.max(1);
+    let span = if x1 > x0 { x1 - x0 } else { 1.0 };
+    let column = |x: f64| -> usize {
+        let c = ((x - x0) / span * cols as f64).floor();
+        if c <= 0.0 {
+            0
+        } else {
+            (c as usize).min(cols - 1)
+        }
+    };
+    let mut out: Vec<(f64, f64)> = Vec::with_capacity(points.len().min(5 * cols));
+    let mut prev: Option<f64> = None;
+    let mut i = 0;
+    let pts: Vec<(f64, f64)> = points
+        .iter()
+        .copied()
+        .filter(|(x, y)| x.is_finite() && y.is_finite())
+        .collect();
+    while i < pts.len() {
+        let c = column(pts[i].0);
+        let mut j = i;
+        let (mut lo, mut hi) = (i, i);
+        while j < pts.len() && column(pts[j].0) == c {
+            if pts[j].1 < pts[lo].1 {
+                lo = j;
+            }
+            if pts[j].1 > pts[hi].1 {
+                hi = j;
+            }
+            j += 1;
+        }
+        let push = |out: &mut Vec<(f64, f64)>, p: (f64, f64)| {
+            if out.last() != Some(&p) {
+                out.push(p);
+            }
+        };
+        if step && let Some(v) = prev {
+            push(&mut out, (pts[i].0, v));
+        }
+        let mut keep = [i, lo, hi, j - 1];
+        keep.sort_unstable();
+        for k in keep {
+            push(&mut out, pts[k]);
+        }
+        prev = Some(pts[j - 1].1);
+        i = j;
+    }
+    out
+}
+
+/// One line of a chart.
+pub struct Line {
+    /// Legend text.
+    pub label: String,
+    /// Points in chart units (already downsampled).
+    pub points: Vec<(f64, f64)>,
+    /// Colour.
+    pub color: RGBColor,
+    /// Stroke width, px.
+    pub width: u32,
+    /// Drawn against the right-hand axis.
+    pub secondary: bool,
+}
+
+/// A vertical marker (the first divergence): drawn as our own SVG group so a page can find it.
+pub struct Marker {
+    /// `id` of the group.
+    pub id: String,
+    /// Position on the x axis, chart units.
+    pub x: f64,
+    /// Text beside it.
+    pub label: String,
+}
+
+/// A chart: x from 0 to `x_max`, a left axis and optionally a right one.
+pub struct Chart {
+    /// `id` of the `<svg>` element.
+    pub id: String,
+    /// Caption.
+    pub title: String,
+    /// x axis description.
+    pub x_desc: String,
+    /// Largest x.
+    pub x_max: f64,
+    /// Left axis description and range.
+    pub y: (String, f64, f64),
+    /// Right axis description and range.
+    pub y2: Option<(String, f64, f64)>,
+    /// The lines, drawn in order.
+    pub lines: Vec<Line>,
+    /// Vertical markers.
+    pub markers: Vec<Marker>,
+}
+
+/// Decimals that show ticks over a range of this width without noise.
+fn decimals(range: f64) -> usize {
+    if !(range.is_finite() && range > 0.0) {
+        return 0;
+    }
+    let d = 2.0 - range.log10().floor();
+    d.clamp(0.0, 9.0) as usize
+}
+
+/// A y range that shows `lo..hi` with a margin, and never an empty range.
+pub fn y_range(lo: f64, hi: f64) -> (f64, f64) {
+    let lo = if lo.is_finite() { lo.min(0.0) } else { 0.0 };
+    let hi = if hi.is_finite() { hi } else { 1.0 };
+    if hi <= lo {
+        (lo, lo + 1.0)
+    } else {
+        (lo, hi + (hi - lo) * 0.08)
+    }
+}
+
+fn escape(s: &str) -> String {
+    super::escape_html(s)
+}
+
+/// Draw the chart; the result is one `<svg>` element with `id` and class `chart`.
+pub fn render(chart: &Chart) -> Result<String, String> {
+    let mut buf = String::with_capacity(64 << 10);
+    let mut extra = String::new();
+    let x_max = if chart.x_max > 0.0 && chart.x_max.is_finite() {
+        chart.x_max
+    } else {
+        1.0
+    };
+    let (y_lo, y_hi) = (chart.y.1, chart.y.2);
+    let (y2_lo, y2_hi) = chart.y2.as_ref().map_or((0.0, 1.0), |y| (y.1, y.2));
+    let x_dec = decimals(x_max);
+    let y_dec = decimals(y_hi - y_lo);
+    let y2_dec = decimals(y2_hi - y2_lo);
+    let fx = move |v: &f64| format!("{v:.x_dec$}");
+    let fy = move |v: &f64| format!("{v:.y_dec$}");
+    let fy2 = move |v: &f64| format!("{v:.y2_dec$}");
+    {
+        let e = |e: DrawingAreaErrorKind<std::io::Error>| e.to_string();
+        let root = SVGBackend::with_string(&mut buf, (WIDTH_PX, HEIGHT_PX)).into_drawing_area();
+        root.fill(&WHITE).map_err(e)?;
+        let mut builder = ChartBuilder::on(&root);
+        builder
+            .caption(&chart.title, ("sans-serif", 18))
+            .margin(12)
+            .x_label_area_size(42)
+            .y_label_area_size(72);
+        if chart.y2.is_some() {
+            builder.right_y_label_area_size(72);
+        }
+        let mut ctx = builder
+            .build_cartesian_2d(0f64..x_max, y_lo..y_hi)
+            .map_err(e)?
+            .set_secondary_coord(0f64..x_max, y2_lo..y2_hi);
+        ctx.configure_mesh()
+            .x_desc(chart.x_desc.as_str())
+            .y_desc(chart.y.0.as_str())
+            .x_label_formatter(&fx)
+            .y_label_formatter(&fy)
+            .label_style(("sans-serif", 13))
+            .axis_desc_style(("sans-serif", 14))
+            .light_line_style(RGBColor(238, 238, 238))
+            .bold_line_style(RGBColor(215, 215, 215))
+            .draw()
+            .map_err(e)?;
+        if let Some((desc, _, _)) = &chart.y2 {
+            ctx.configure_secondary_axes()
+                .y_desc(desc.as_str())
+                .y_label_formatter(&fy2)
+                .label_style(("sans-serif", 13))
+                .axis_desc_style(("sans-serif", 14))
+                .draw()
+                .map_err(e)?;
+        }
+        for line in &chart.lines {
+            let style = line.color.stroke_width(line.width);
+            let series = LineSeries::new(line.points.iter().copied(), style);
+            let anno = if line.secondary {
+                ctx.draw_secondary_series(series).map_err(e)?
+            } else {
+                ctx.draw_series(series).map_err(e)?
+            };
+            anno.label(line.label.as_str()).legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 22, y)], style.stroke_width(3))
+            });
+        }
+        for m in &chart.markers {
+            let (px, top) = ctx.backend_coord(&(m.x.clamp(0.0, x_max), y_hi));
+            let (_, bottom) = ctx.backend_coord(&(m.x.clamp(0.0, x_max), y_lo));
+            // Label on the side with room.
+            let (anchor, dx) = if px > (WIDTH_PX as i32) * 2 / 3 {
+                ("end", -6)
+            } else {
+                ("start", 6)
+            };
+            let _ = write!(
+                extra,
+                "<g class=\"divergence\" id=\"{}\"><line x1=\"{px}\" y1=\"{top}\" x2=\"{px}\" y2=\"{bottom}\" stroke=\"#d62728\" stroke-width=\"2\" stroke-dasharray=\"6 4\"/><text x=\"{}\" y=\"{}\" text-anchor=\"{anchor}\" font-family=\"sans-serif\" font-size=\"12\" fill=\"#d62728\">{}</text></g>\n",
+                escape(&m.id),
+                px + dx,
+                top + 14,
+                escape(&m.label)
+            );
+        }
+        if !chart.lines.is_empty() {
+            ctx.configure_series_labels()
+                .position(SeriesLabelPosition::LowerRight)
+                .background_style(WHITE.mix(0.85))
+                .border_style(RGBColor(180, 180, 180))
+                .label_font(("sans-serif", 13))
+                .draw()
+                .map_err(e)?;
+        }
+        root.present().map_err(e)?;
+    }
+    // Our markers go last (on top); the element gets its id and class.
+    if let Some(end) = buf.rfind("</svg>") {
+        buf.insert_str(end, &extra);
+    }
+    let head = format!(
+        "<svg id=\"{}\" class=\"chart\" role=\"img\" aria-label=\"{}\" ",
+        escape(&chart.id),
+        escape(&chart.title)
+    );
+    Ok(buf.replacen("<svg ", &head, 1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn downsample_keeps_spikes_and_bounds_size() {
+        // 1 000 000 points at x = 0..999 999, all 1.0 except a spike of 50.0 at x = 123 457
+        // and a dip to -7.0 at x = 800 001: 100 columns of 10 000 points each.
+        let mut pts: Vec<(f64, f64)> = (0..1_000_000).map(|i| (i as f64, 1.0)).collect();
+        pts[123_457].1 = 50.0;
+        pts[800_001].1 = -7.0;
+        let d = downsample(&pts, 0.0, 999_999.0, 100, false);
+        assert!(d.len() <= 5 * 100, "{} points", d.len());
+        assert!(d.contains(&(123_457.0, 50.0)));
+        assert!(d.contains(&(800_001.0, -7.0)));
+        assert_eq!(d.first(), Some(&(0.0, 1.0)));
+        assert_eq!(d.last(), Some(&(999_999.0, 1.0)));
+        // x stays sorted.
+        assert!(d.windows(2).all(|w| w[0].0 <= w[1].0));
+    }
+
+    #[test]
+    fn downsample_step_draws_corners() {
+        // Three decisions far apart (one per column): 10 at x=0, 20 at x=5, 5 at x=9, 10
+        // columns over 0..=9. A step function holds 10 until x=5, so (5, 10) comes before
+        // (5, 20), and (9, 20) before (9, 5).
+        let d = downsample(&[(0.0, 10.0), (5.0, 20.0), (9.0, 5.0)], 0.0, 9.0, 10, true);
+        assert_eq!(
+            d,
+            vec![
+                (0.0, 10.0),
+                (5.0, 10.0),
+                (5.0, 20.0),
+                (9.0, 20.0),
+                (9.0, 5.0)
+            ]
+        );
+        // Non-finite points are dropped, not drawn.
+        assert_eq!(
+            downsample(&[(0.0, f64::NAN), (1.0, 2.0)], 0.0, 1.0, 4, false),
+            vec![(1.0, 2.0)]
+        );
+    }
+
+    #[test]
+    fn chart_is_one_svg_with_lines_and_marker() {
+        let c = Chart {
+            id: "x<1>".into(),
+            title: "a & b".into(),
+            x_desc: "t (µs)".into(),
+            x_max: 10.0,
+            y: ("Gbps".into(), 0.0, 30.0),
+            y2: Some(("KB".into(), 0.0, 20.0)),
+            lines: vec![
+                Line {
+                    label: "ref".into(),
+                    points: vec![(0.0, 25.0), (10.0, 20.0)],
+                    color: RGBColor(1, 2, 3),
+                    width: 4,
+                    secondary: false,
+                },
+                Line {
+                    label: "<dut>".into(),
+                    points: vec![(0.0, 10.0), (10.0, 12.0)],
+                    color: RGBColor(4, 5, 6),
+                    width: 1,
+                    secondary: true,
+                },
+            ],
+            markers: vec![Marker {
+                id: "m".into(),
+                x: 5.0,
+                label: "first divergence".into(),
+            }],
+        };
+        let svg = render(&c).unwrap();
+        assert!(svg.starts_with("<svg id=\"x&lt;1&gt;\" class=\"chart\""));
+        assert_eq!(svg.matches("<svg").count(), 1);
+        assert!(svg.trim_end().ends_with("</svg>"));
+        assert!(svg.contains("stroke=\"#010203\""));
+        assert!(svg.contains("stroke=\"#040506\""));
+        assert!(svg.contains("&lt;dut&gt;"));
+        assert!(!svg.contains("<dut>"));
+        assert!(svg.contains("<g class=\"divergence\" id=\"m\">"));
+        assert_eq!(render(&c).unwrap(), svg, "deterministic");
+    }
+}

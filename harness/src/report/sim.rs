@@ -1,0 +1,501 @@
+//! The report of a simulation: `DIR/metrics.json` (docs/metrics.md) as charts and tables.
+//!
+//! Charts: every flow's sending rate, window and goodput over time, and every port's egress
+//! queue; PFC pause time per port when any port paused. Tables: the flows (size, FCT, bytes
+//! acknowledged), the ports (utilisation, queue percentiles, ECN marks, drops, PFC) and the
+//! run's totals.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use plotters::style::RGBColor;
+use serde::Deserialize;
+
+use super::chart::{self, Chart, Line};
+use super::{details_list, escape_html, page};
+
+/// Lines drawn per chart; the tables list everything.
+pub const MAX_LINES: usize = 32;
+
+/// `{"t_ns": [...], "v": [...]}`.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Series {
+    /// Sample times, ns from the start of the simulation.
+    pub t_ns: Vec<u64>,
+    /// Values.
+    pub v: Vec<f64>,
+}
+
+/// One flow of `metrics.json`.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct FlowMetrics {
+    /// Flow id.
+    pub id: u64,
+    /// Source host.
+    pub src: String,
+    /// Destination host.
+    pub dst: String,
+    /// Bytes to send.
+    pub size_bytes: u64,
+    /// Start time, ns.
+    pub start_ns: u64,
+    /// Finish time, ns (`None` while unfinished).
+    pub finish_ns: Option<u64>,
+    /// Flow completion time, ns.
+    pub fct_ns: Option<u64>,
+    /// Bytes acknowledged.
+    pub bytes_acked: u64,
+    /// Goodput at the receiver per sample interval.
+    pub throughput_bps: Series,
+    /// The sender model's rate after each decision.
+    pub rate_bps: Series,
+    /// The sender model's window (empty when rate-only).
+    pub window_bytes: Series,
+}
+
+/// PFC counters of a port.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct PortPfc {
+    /// PAUSE frames sent.
+    pub pause_frames_sent: u64,
+    /// Time paused, ns.
+    pub paused_ns: u64,
+    /// PAUSE frames received.
+    pub pause_frames_received: u64,
+}
+
+/// One switch port of `metrics.json`.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct PortMetrics {
+    /// `switch:port`.
+    pub name: String,
+    /// Switch name.
+    pub node: String,
+    /// Port index.
+    pub port: u64,
+    /// The node at the other end.
+    pub peer: String,
+    /// Line rate, bps.
+    pub rate_bps: u64,
+    /// Bytes sent.
+    pub tx_bytes: u64,
+    /// tx_bytes * 8 / (rate_bps * duration).
+    pub utilization: f64,
+    /// Egress queue, bytes.
+    pub queue_bytes: Series,
+    /// 95th percentile of the queue, bytes.
+    pub queue_p95_bytes: u64,
+    /// Largest queue, bytes.
+    pub queue_max_bytes: u64,
+    /// Packets marked CE.
+    pub ecn_marked: u64,
+    /// Packets dropped.
+    pub dropped: u64,
+    /// PFC counters.
+    pub pfc: PortPfc,
+}
+
+/// Run-wide PFC totals.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct PfcTotals {
+    /// PAUSE frames.
+    pub pause_frames: u64,
+    /// Time paused, ns.
+    pub paused_ns: u64,
+}
+
+/// `metrics.json` (docs/metrics.md, version 1). Keys it does not know are ignored, missing
+/// ones take empty values, so a newer simulator's file still reads.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Metrics {
+    /// Schema version.
+    pub version: u64,
+    /// Scenario name.
+    pub scenario: String,
+    /// Random seed.
+    pub seed: u64,
+    /// Congestion-control model.
+    pub model: String,
+    /// Simulated time, ns.
+    pub duration_ns: u64,
+    /// Sampling interval, ns.
+    pub sample_interval_ns: u64,
+    /// Events simulated.
+    pub events: u64,
+    /// Flows.
+    pub flows: Vec<FlowMetrics>,
+    /// Switch ports.
+    pub ports: Vec<PortMetrics>,
+    /// PFC totals.
+    pub pfc: PfcTotals,
+    /// Packets dropped.
+    pub drops: u64,
+    /// Jain's fairness index.
+    pub jain_index: Option<f64>,
+}
+
+/// Read `metrics.json` (a file, or a folder holding one).
+pub fn load(path: &Path) -> Result<Metrics, String> {
+    let file = if path.is_dir() {
+        path.join("metrics.json")
+    } else {
+        path.to_path_buf()
+    };
+    let text = std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+    let m: Metrics = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", file.display()))?;
+    if m.version != 1 {
+        return Err(format!(
+            "{}: metrics version {} (this ccreplay reads version 1)",
+            file.display(),
+            m.version
+        ));
+    }
+    for f in &m.flows {
+        check_series(
+            &file,
+            &format!("flow {}", f.id),
+            "throughput_bps",
+            &f.throughput_bps,
+        )?;
+        check_series(&file, &format!("flow {}", f.id), "rate_bps", &f.rate_bps)?;
+        check_series(
+            &file,
+            &format!("flow {}", f.id),
+            "window_bytes",
+            &f.window_bytes,
+        )?;
+    }
+    for p in &m.ports {
+        check_series(
+            &file,
+            &format!("port {}", p.name),
+            "queue_bytes",
+            &p.queue_bytes,
+        )?;
+    }
+    Ok(m)
+}
+
+fn check_series(file: &Path, owner: &str, name: &str, s: &Series) -> Result<(), String> {
+    if s.t_ns.len() != s.v.len() {
+        return Err(format!(
+            "{}: {owner}: {name} has {} times and {} values",
+            file.display(),
+            s.t_ns.len(),
+            s.v.len()
+        ));
+    }
+    Ok(())
+}
+
+/// Tableau-like palette, cycled over flows and ports.
+const PALETTE: [RGBColor; 10] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+];
+
+fn points(s: &Series, scale: f64, x_max_us: f64, step: bool) -> Vec<(f64, f64)> {
+    let mut pts: Vec<(f64, f64)> = s
+        .t_ns
+        .iter()
+        .zip(&s.v)
+        .map(|(t, v)| (*t as f64 / 1e3, v * scale))
+        .collect();
+    if !pts.windows(2).all(|w| w[0].0 <= w[1].0) {
+        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+    chart::downsample(&pts, 0.0, x_max_us, chart::COLUMNS, step)
+}
+
+/// A chart of one series per owner (`(label, series)`), or `None` when all are empty.
+fn series_chart(
+    id: &str,
+    title: &str,
+    y_desc: &str,
+    scale: f64,
+    step: bool,
+    x_max_us: f64,
+    series: &[(String, &Series)],
+) -> Result<Option<(String, usize)>, String> {
+    let drawn: Vec<&(String, &Series)> = series
+        .iter()
+        .filter(|(_, s)| !s.t_ns.is_empty())
+        .take(MAX_LINES)
+        .collect();
+    if drawn.is_empty() {
+        return Ok(None);
+    }
+    let lines: Vec<Line> = drawn
+        .iter()
+        .enumerate()
+        .map(|(i, (label, s))| Line {
+            label: label.clone(),
+            points: points(s, scale, x_max_us, step),
+            color: PALETTE[i % PALETTE.len()],
+            width: 2,
+            secondary: false,
+        })
+        .collect();
+    let (lo, hi) = lines
+        .iter()
+        .flat_map(|l| &l.points)
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), p| {
+            (lo.min(p.1), hi.max(p.1))
+        });
+    let (lo, hi) = chart::y_range(lo, hi);
+    let n = lines.len();
+    let svg = chart::render(&Chart {
+        id: id.into(),
+        title: title.into(),
+        x_desc: "time (µs)".into(),
+        x_max: x_max_us,
+        y: (y_desc.into(), lo, hi),
+        y2: None,
+        lines,
+        markers: Vec::new(),
+    })?;
+    Ok(Some((svg, n)))
+}
+
+fn opt_us(ns: Option<u64>) -> String {
+    ns.map_or_else(|| "unfinished".into(), super::us)
+}
+
+/// Render the simulation report. `source` names the file read (shown under the heading).
+/// Charts are also returned one by one as `(id, svg)`.
+pub fn render(m: &Metrics, source: &str) -> Result<(String, Vec<(String, String)>), String> {
+    let x_max_us = m.duration_ns as f64 / 1e3;
+    let title = format!("ccreplay sim — {}", m.scenario);
+    let mut body = format!("<h1>{}</h1>\n", escape_html(&title));
+    let mut details = vec![
+        ("metrics".to_string(), source.to_string()),
+        ("scenario".into(), m.scenario.clone()),
+        ("model".into(), m.model.clone()),
+        ("seed".into(), m.seed.to_string()),
+        (
+            "duration".into(),
+            format!("{} µs", super::us(m.duration_ns)),
+        ),
+        (
+            "sample interval".into(),
+            format!("{} ns", m.sample_interval_ns),
+        ),
+        ("events".into(), m.events.to_string()),
+    ];
+    if let Some(j) = m.jain_index {
+        details.push(("Jain's fairness index".into(), format!("{j:.4}")));
+    }
+    body.push_str(&details_list(&details));
+
+    // Totals.
+    let finished = m.flows.iter().filter(|f| f.fct_ns.is_some()).count();
+    let _ = writeln!(
+        body,
+        "<h2>Summary</h2>\n<table class=\"summary\" id=\"sim-summary\"><tbody>\n<tr><th class=\"l\">flows</th><td>{}</td></tr>\n<tr><th class=\"l\">finished</th><td>{finished}</td></tr>\n<tr><th class=\"l\">ports</th><td>{}</td></tr>\n<tr><th class=\"l\">PFC pause frames</th><td>{}</td></tr>\n<tr><th class=\"l\">PFC paused (ns)</th><td>{}</td></tr>\n<tr><th class=\"l\">drops</th><td>{}</td></tr>\n<tr><th class=\"l\">Jain's index</th><td>{}</td></tr>\n</tbody></table>",
+        m.flows.len(),
+        m.ports.len(),
+        m.pfc.pause_frames,
+        m.pfc.paused_ns,
+        m.drops,
+        m.jain_index.map_or_else(String::new, |j| format!("{j:.4}"))
+    );
+
+    // Flows table.
+    body.push_str("<h2>Flows</h2>\n<table class=\"flows\" id=\"sim-flows\">\n<thead><tr><th>flow</th><th class=\"l\">src → dst</th><th>size (B)</th><th>start (µs)</th><th>FCT (µs)</th><th>acked (B)</th><th>mean goodput (Gbps)</th></tr></thead>\n<tbody>\n");
+    for f in &m.flows {
+        // Mean goodput over the flow's life: bytes * 8 / FCT (bits per ns = Gbps).
+        let goodput = f.fct_ns.filter(|&t| t > 0).map_or_else(String::new, |t| {
+            format!("{:.3}", f.bytes_acked as f64 * 8.0 / t as f64)
+        });
+        let _ = writeln!(
+            body,
+            "<tr class=\"flow-row\" data-flow=\"{}\"><td>{}</td><td class=\"l\">{} → {}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{goodput}</td></tr>",
+            f.id,
+            f.id,
+            escape_html(&f.src),
+            escape_html(&f.dst),
+            f.size_bytes,
+            super::us(f.start_ns),
+            opt_us(f.fct_ns),
+            f.bytes_acked
+        );
+    }
+    body.push_str("</tbody>\n</table>\n");
+
+    // Ports table.
+    body.push_str("<h2>Ports</h2>\n<table class=\"ports\" id=\"sim-ports\">\n<thead><tr><th class=\"l\">port</th><th class=\"l\">peer</th><th>rate (Gbps)</th><th>utilisation</th><th>queue p95 (B)</th><th>queue max (B)</th><th>ECN marked</th><th>dropped</th><th>PFC sent</th><th>PFC received</th><th>paused (ns)</th></tr></thead>\n<tbody>\n");
+    for p in &m.ports {
+        let _ = writeln!(
+            body,
+            "<tr class=\"port-row\"><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{:.3}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            escape_html(&p.name),
+            escape_html(&p.peer),
+            p.rate_bps as f64 / 1e9,
+            p.utilization,
+            p.queue_p95_bytes,
+            p.queue_max_bytes,
+            p.ecn_marked,
+            p.dropped,
+            p.pfc.pause_frames_sent,
+            p.pfc.pause_frames_received,
+            p.pfc.paused_ns
+        );
+    }
+    body.push_str("</tbody>\n</table>\n");
+
+    // Charts.
+    let mut svgs = Vec::new();
+    let flow_label = |f: &FlowMetrics| format!("flow {} ({}→{})", f.id, f.src, f.dst);
+    let charts: [(&str, &str, &str, f64, bool, Vec<(String, &Series)>); 4] = [
+        (
+            "sim-rate",
+            "Sending rate",
+            "rate (Gbps)",
+            1e-9,
+            true,
+            m.flows
+                .iter()
+                .map(|f| (flow_label(f), &f.rate_bps))
+                .collect(),
+        ),
+        (
+            "sim-window",
+            "Window",
+            "window (KB)",
+            1e-3,
+            true,
+            m.flows
+                .iter()
+                .map(|f| (flow_label(f), &f.window_bytes))
+                .collect(),
+        ),
+        (
+            "sim-goodput",
+            "Goodput at the receivers",
+            "goodput (Gbps)",
+            1e-9,
+            false,
+            m.flows
+                .iter()
+                .map(|f| (flow_label(f), &f.throughput_bps))
+                .collect(),
+        ),
+        (
+            "sim-queue",
+            "Egress queues",
+            "queue (KB)",
+            1e-3,
+            false,
+            m.ports
+                .iter()
+                .map(|p| (p.name.clone(), &p.queue_bytes))
+                .collect(),
+        ),
+    ];
+    body.push_str("<h2>Charts</h2>\n");
+    for (id, title, y, scale, step, series) in &charts {
+        if let Some((svg, n)) = series_chart(id, title, y, *scale, *step, x_max_us, series)? {
+            let _ = writeln!(body, "<div class=\"sim-chart\" id=\"{id}-box\">");
+            body.push_str(&svg);
+            let total = series.iter().filter(|(_, s)| !s.t_ns.is_empty()).count();
+            if total > n {
+                let _ = writeln!(body, "<p class=\"note\">{n} of {total} series drawn.</p>");
+            }
+            body.push_str("</div>\n");
+            svgs.push((id.to_string(), svg));
+        }
+    }
+    if let Some(svg) = pfc_chart(m)? {
+        body.push_str("<div class=\"sim-chart\" id=\"sim-pfc-box\">\n");
+        body.push_str(&svg);
+        body.push_str("</div>\n");
+        svgs.push(("sim-pfc".into(), svg));
+    } else {
+        body.push_str(
+            "<p class=\"note\" id=\"sim-pfc-none\">No port sent a PFC PAUSE frame.</p>\n",
+        );
+    }
+    Ok((page(&title, &body), svgs))
+}
+
+/// Bars of PFC pause time per port (ports that paused), or `None` when none did.
+fn pfc_chart(m: &Metrics) -> Result<Option<String>, String> {
+    use plotters::prelude::*;
+    use plotters::style::text_anchor;
+    let paused: Vec<(&str, f64)> = m
+        .ports
+        .iter()
+        .filter(|p| p.pfc.paused_ns > 0 || p.pfc.pause_frames_sent > 0)
+        .take(MAX_LINES)
+        .map(|p| (p.name.as_str(), p.pfc.paused_ns as f64 / 1e3))
+        .collect();
+    if paused.is_empty() {
+        return Ok(None);
+    }
+    let hi = paused.iter().fold(0.0f64, |a, p| a.max(p.1));
+    let (_, hi) = chart::y_range(0.0, hi);
+    let n = paused.len();
+    let mut buf = String::new();
+    {
+        let e = |e: DrawingAreaErrorKind<std::io::Error>| e.to_string();
+        let root = SVGBackend::with_string(&mut buf, (chart::WIDTH_PX, chart::HEIGHT_PX))
+            .into_drawing_area();
+        root.fill(&WHITE).map_err(e)?;
+        let mut ctx = ChartBuilder::on(&root)
+            .caption("PFC: time paused per port", ("sans-serif", 18))
+            .margin(12)
+            .x_label_area_size(42)
+            .y_label_area_size(72)
+            .build_cartesian_2d(0f64..n as f64, 0f64..hi)
+            .map_err(e)?;
+        ctx.configure_mesh()
+            .disable_x_mesh()
+            .x_labels(0)
+            .x_desc("ports that paused")
+            .y_desc("paused (µs)")
+            .label_style(("sans-serif", 13))
+            .axis_desc_style(("sans-serif", 14))
+            .light_line_style(RGBColor(238, 238, 238))
+            .draw()
+            .map_err(e)?;
+        ctx.draw_series(paused.iter().enumerate().map(|(i, p)| {
+            Rectangle::new(
+                [(i as f64 + 0.15, 0.0), (i as f64 + 0.85, p.1)],
+                PALETTE[3].filled(),
+            )
+        }))
+        .map_err(e)?;
+        // Port names above their bars.
+        let style = TextStyle::from(("sans-serif", 13).into_font()).pos(text_anchor::Pos::new(
+            text_anchor::HPos::Center,
+            text_anchor::VPos::Bottom,
+        ));
+        ctx.draw_series(
+            paused
+                .iter()
+                .enumerate()
+                .map(|(i, p)| Text::new(p.0.to_string(), (i as f64 + 0.5, p.1), style.clone())),
+        )
+        .map_err(e)?;
+        root.present().map_err(e)?;
+    }
+    Ok(Some(buf.replacen(
+        "<svg ",
+        "<svg id=\"sim-pfc\" class=\"chart\" role=\"img\" aria-label=\"PFC: time paused per port\" ",
+        1,
+    )))
+}
