@@ -1,7 +1,7 @@
 //! The reference models by name, built from a TOML parameter table (C-7: unknown or invalid
 //! parameters are rejected before any replay starts, with the parameter's name).
 
-use ccreplay_reference_cc::{Model, ParamError, dcqcn, fncc, hpcc, rcc};
+use ccreplay_reference_cc::{Model, ParamError, dcqcn, fncc, hpcc, ns3, rcc};
 use serde::de::DeserializeOwned;
 
 /// Every model name `replay`, `diff`, `check` and manifests accept, with what it is.
@@ -15,6 +15,10 @@ pub const MODELS: &[(&str, &str)] = &[
         "DCQCN reaction point, NIC-firmware profile (DCQCN-4)",
     ),
     (
+        "dcqcn-ns3",
+        "DCQCN reaction point as the HPCC authors' ns-3 simulator computes it (Mellanox version)",
+    ),
+    (
         "dcqcn-np",
         "DCQCN notification point (DCQCN-2): receiver CNP generation",
     ),
@@ -23,6 +27,10 @@ pub const MODELS: &[(&str, &str)] = &[
         "DCQCN congestion point (DCQCN-1): RED/ECN marking at a switch port",
     ),
     ("hpcc", "HPCC sender, Algorithm 1 (HPCC-1..8)"),
+    (
+        "hpcc-ns3",
+        "HPCC sender as the HPCC authors' ns-3 simulator computes it (rate-based, fast react)",
+    ),
     (
         "fncc",
         "FNCC sender: HPCC on ACK-carried INT + last-hop speedup (FNCC-1)",
@@ -87,11 +95,17 @@ pub fn build(name: &str, table: &toml::Table) -> Result<Box<dyn Model + Send>, M
     Ok(match name {
         "dcqcn" => Box::new(dcqcn::Rp::new(params(name, table)?).map_err(invalid)?),
         "dcqcn-nic" => Box::new(dcqcn::RpNic::new(params(name, table)?).map_err(invalid)?),
+        "dcqcn-ns3" => Box::new(
+            ns3::DcqcnNs3::new(&params::<ns3::DcqcnNs3Params>(name, table)?).map_err(invalid)?,
+        ),
         "dcqcn-np" => Box::new(dcqcn::Np::new(params(name, table)?).map_err(invalid)?),
         "dcqcn-cp" => Box::new(dcqcn::CpPort::new(params(name, table)?).map_err(invalid)?),
         "hpcc" => {
             Box::new(hpcc::Hpcc::new(&params::<hpcc::Params>(name, table)?).map_err(invalid)?)
         }
+        "hpcc-ns3" => Box::new(
+            ns3::HpccNs3::new(&params::<ns3::HpccNs3Params>(name, table)?).map_err(invalid)?,
+        ),
         "fncc" => {
             Box::new(fncc::Fncc::new(&params::<fncc::Params>(name, table)?).map_err(invalid)?)
         }
@@ -114,6 +128,31 @@ mod tests {
             let m = build(name, &toml::Table::new()).unwrap_or_else(|e| panic!("{name}: {e}"));
             assert_eq!(m.name(), *name);
         }
+    }
+
+    /// The ns-3 profiles take the simulator's config keys as `ccreplay import ns3` writes them
+    /// (docs/models/ns3.md): upper case, flags as 0/1, µs intervals as integers or floats.
+    #[test]
+    fn ns3_profiles_take_config_keys() {
+        let t: toml::Table = toml::from_str(
+            "MULTI_RATE = 0\nMI_THRESH = 5\nRATE_AI = 50000000\nVAR_WIN = true\n\
+             line_rate_bps = 25000000000\nbase_rtt_ns = 8000",
+        )
+        .unwrap();
+        assert_eq!(build("hpcc-ns3", &t).unwrap().name(), "hpcc-ns3");
+        let t: toml::Table =
+            toml::from_str("ALPHA_RESUME_INTERVAL = 1\nRP_TIMER = 0.5\nCLAMP_TARGET_RATE = 1")
+                .unwrap();
+        assert_eq!(build("dcqcn-ns3", &t).unwrap().name(), "dcqcn-ns3");
+        let t: toml::Table = toml::from_str("U_TARGT = 0.9").unwrap();
+        let e = build("hpcc-ns3", &t).err().unwrap().to_string();
+        assert!(e.contains("U_TARGT"), "{e}");
+        let t: toml::Table = toml::from_str("MULTI_RATE = 2").unwrap();
+        let e = build("hpcc-ns3", &t).err().unwrap().to_string();
+        assert!(e.contains("flag must be 0, 1"), "{e}");
+        let t: toml::Table = toml::from_str("RATE_DECREASE_INTERVAL = 0").unwrap();
+        let e = build("dcqcn-ns3", &t).err().unwrap().to_string();
+        assert!(e.contains("RATE_DECREASE_INTERVAL"), "{e}");
     }
 
     #[test]
