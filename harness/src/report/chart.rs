@@ -10,8 +10,6 @@ use plotters::prelude::*;
 
 /// Chart width, px.
 pub const WIDTH_PX: u32 = 1000;
-/// Chart height, px.
-pub const HEIGHT_PX: u32 = 340;
 /// Columns a series is reduced to (about one per pixel of the plotting area).
 pub const COLUMNS: usize = 1000;
 
@@ -87,8 +85,6 @@ pub struct Line {
     pub color: RGBColor,
     /// Stroke width, px.
     pub width: u32,
-    /// Drawn against the right-hand axis.
-    pub secondary: bool,
 }
 
 /// A vertical marker (the first divergence): drawn as our own SVG group so a page can find it.
@@ -101,7 +97,19 @@ pub struct Marker {
     pub label: String,
 }
 
-/// A chart: x from 0 to `x_max`, a left axis and optionally a right one.
+/// One panel: a y axis and its lines; the panels of a chart share the x axis.
+pub struct Panel {
+    /// y axis description.
+    pub y_desc: String,
+    /// y range.
+    pub y_lo: f64,
+    /// y range.
+    pub y_hi: f64,
+    /// The lines, drawn in order.
+    pub lines: Vec<Line>,
+}
+
+/// A chart: x from 0 to `x_max`, one or more panels stacked, a legend at the top.
 pub struct Chart {
     /// `id` of the `<svg>` element.
     pub id: String,
@@ -111,14 +119,24 @@ pub struct Chart {
     pub x_desc: String,
     /// Largest x.
     pub x_max: f64,
-    /// Left axis description and range.
-    pub y: (String, f64, f64),
-    /// Right axis description and range.
-    pub y2: Option<(String, f64, f64)>,
-    /// The lines, drawn in order.
-    pub lines: Vec<Line>,
-    /// Vertical markers.
+    /// Panels, top to bottom.
+    pub panels: Vec<Panel>,
+    /// Vertical markers, across every panel.
     pub markers: Vec<Marker>,
+}
+
+/// Height of the header (caption and legend), px.
+const HEADER_PX: u32 = 34;
+/// Height of a panel, px.
+const PANEL_PX: u32 = 200;
+/// Extra height of the last panel (the x axis description), px.
+const X_DESC_PX: u32 = 22;
+
+impl Chart {
+    /// The SVG's height, px.
+    pub fn height_px(&self) -> u32 {
+        HEADER_PX + PANEL_PX * self.panels.len().max(1) as u32 + X_DESC_PX
+    }
 }
 
 /// Decimals that show ticks over a range of this width without noise.
@@ -145,6 +163,11 @@ fn escape(s: &str) -> String {
     super::escape_html(s)
 }
 
+/// Rough width of `text` at 13 px sans-serif (for laying out the legend), px.
+fn text_px(text: &str) -> i32 {
+    (text.chars().count() as i32 * 7).max(7)
+}
+
 /// Draw the chart; the result is one `<svg>` element with `id` and class `chart`.
 pub fn render(chart: &Chart) -> Result<String, String> {
     let mut buf = String::with_capacity(64 << 10);
@@ -154,91 +177,118 @@ pub fn render(chart: &Chart) -> Result<String, String> {
     } else {
         1.0
     };
-    let (y_lo, y_hi) = (chart.y.1, chart.y.2);
-    let (y2_lo, y2_hi) = chart.y2.as_ref().map_or((0.0, 1.0), |y| (y.1, y.2));
+    let height = chart.height_px();
     let x_dec = decimals(x_max);
-    let y_dec = decimals(y_hi - y_lo);
-    let y2_dec = decimals(y2_hi - y2_lo);
     let fx = move |v: &f64| format!("{v:.x_dec$}");
-    let fy = move |v: &f64| format!("{v:.y_dec$}");
-    let fy2 = move |v: &f64| format!("{v:.y2_dec$}");
+    // Marker x in px and each panel's (top, bottom) in px.
+    let mut marker_px: Vec<i32> = vec![0; chart.markers.len()];
+    let mut spans: Vec<(i32, i32)> = Vec::new();
     {
         let e = |e: DrawingAreaErrorKind<std::io::Error>| e.to_string();
-        let root = SVGBackend::with_string(&mut buf, (WIDTH_PX, HEIGHT_PX)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut buf, (WIDTH_PX, height)).into_drawing_area();
         root.fill(&WHITE).map_err(e)?;
-        let mut builder = ChartBuilder::on(&root);
-        builder
-            .caption(&chart.title, ("sans-serif", 18))
-            .margin(12)
-            .x_label_area_size(42)
-            .y_label_area_size(72);
-        if chart.y2.is_some() {
-            builder.right_y_label_area_size(72);
-        }
-        let mut ctx = builder
-            .build_cartesian_2d(0f64..x_max, y_lo..y_hi)
-            .map_err(e)?
-            .set_secondary_coord(0f64..x_max, y2_lo..y2_hi);
-        ctx.configure_mesh()
-            .x_desc(chart.x_desc.as_str())
-            .y_desc(chart.y.0.as_str())
-            .x_label_formatter(&fx)
-            .y_label_formatter(&fy)
-            .label_style(("sans-serif", 13))
-            .axis_desc_style(("sans-serif", 14))
-            .light_line_style(RGBColor(238, 238, 238))
-            .bold_line_style(RGBColor(215, 215, 215))
-            .draw()
+        let (header, body) = root.split_vertically(HEADER_PX);
+        header
+            .draw(&Text::new(
+                chart.title.clone(),
+                (14, 10),
+                ("sans-serif", 17).into_font().style(FontStyle::Bold),
+            ))
             .map_err(e)?;
-        if let Some((desc, _, _)) = &chart.y2 {
-            ctx.configure_secondary_axes()
-                .y_desc(desc.as_str())
-                .y_label_formatter(&fy2)
+        // Legend: right-aligned on the header line.
+        let items: Vec<&Line> = chart.panels.iter().flat_map(|p| &p.lines).collect();
+        let legend_px: i32 = items.iter().map(|l| 30 + text_px(&l.label) + 14).sum();
+        let mut x = (WIDTH_PX as i32 - 12 - legend_px).max(160);
+        for l in items {
+            header
+                .draw(&PathElement::new(
+                    vec![(x, 18), (x + 24, 18)],
+                    l.color.stroke_width(3),
+                ))
+                .map_err(e)?;
+            header
+                .draw(&Text::new(
+                    l.label.clone(),
+                    (x + 30, 11),
+                    ("sans-serif", 13).into_font(),
+                ))
+                .map_err(e)?;
+            x += 30 + text_px(&l.label) + 14;
+        }
+        let n = chart.panels.len().max(1);
+        let mut areas = Vec::new();
+        let mut rest = body;
+        for i in 0..n {
+            if i + 1 == n {
+                areas.push(rest.clone());
+            } else {
+                let (a, b) = rest.split_vertically(PANEL_PX);
+                areas.push(a);
+                rest = b;
+            }
+        }
+        for (i, (area, panel)) in areas.iter().zip(&chart.panels).enumerate() {
+            let last = i + 1 == chart.panels.len();
+            let y_dec = decimals(panel.y_hi - panel.y_lo);
+            let fy = move |v: &f64| format!("{v:.y_dec$}");
+            let mut ctx = ChartBuilder::on(area)
+                .margin_left(12)
+                .margin_right(24)
+                .margin_top(6)
+                .margin_bottom(4)
+                .x_label_area_size(if last { 44 } else { 24 })
+                .y_label_area_size(78)
+                .build_cartesian_2d(0f64..x_max, panel.y_lo..panel.y_hi)
+                .map_err(e)?;
+            let mut mesh = ctx.configure_mesh();
+            mesh.x_label_formatter(&fx)
+                .y_label_formatter(&fy)
+                .y_desc(panel.y_desc.as_str())
+                .y_labels(6)
                 .label_style(("sans-serif", 13))
                 .axis_desc_style(("sans-serif", 14))
-                .draw()
-                .map_err(e)?;
-        }
-        for line in &chart.lines {
-            let style = line.color.stroke_width(line.width);
-            let series = LineSeries::new(line.points.iter().copied(), style);
-            let anno = if line.secondary {
-                ctx.draw_secondary_series(series).map_err(e)?
-            } else {
-                ctx.draw_series(series).map_err(e)?
-            };
-            anno.label(line.label.as_str()).legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 22, y)], style.stroke_width(3))
-            });
-        }
-        for m in &chart.markers {
-            let (px, top) = ctx.backend_coord(&(m.x.clamp(0.0, x_max), y_hi));
-            let (_, bottom) = ctx.backend_coord(&(m.x.clamp(0.0, x_max), y_lo));
-            // Label on the side with room.
-            let (anchor, dx) = if px > (WIDTH_PX as i32) * 2 / 3 {
-                ("end", -6)
-            } else {
-                ("start", 6)
-            };
-            let _ = write!(
-                extra,
-                "<g class=\"divergence\" id=\"{}\"><line x1=\"{px}\" y1=\"{top}\" x2=\"{px}\" y2=\"{bottom}\" stroke=\"#d62728\" stroke-width=\"2\" stroke-dasharray=\"6 4\"/><text x=\"{}\" y=\"{}\" text-anchor=\"{anchor}\" font-family=\"sans-serif\" font-size=\"12\" fill=\"#d62728\">{}</text></g>\n",
-                escape(&m.id),
-                px + dx,
-                top + 14,
-                escape(&m.label)
-            );
-        }
-        if !chart.lines.is_empty() {
-            ctx.configure_series_labels()
-                .position(SeriesLabelPosition::LowerRight)
-                .background_style(WHITE.mix(0.85))
-                .border_style(RGBColor(180, 180, 180))
-                .label_font(("sans-serif", 13))
-                .draw()
-                .map_err(e)?;
+                .light_line_style(RGBColor(240, 240, 240))
+                .bold_line_style(RGBColor(218, 218, 218));
+            if last {
+                mesh.x_desc(chart.x_desc.as_str());
+            }
+            mesh.draw().map_err(e)?;
+            for line in &panel.lines {
+                let style = line.color.stroke_width(line.width);
+                ctx.draw_series(LineSeries::new(line.points.iter().copied(), style))
+                    .map_err(e)?;
+            }
+            let (_, top) = ctx.backend_coord(&(0.0, panel.y_hi));
+            let (_, bottom) = ctx.backend_coord(&(0.0, panel.y_lo));
+            spans.push((top, bottom));
+            for (m, px) in chart.markers.iter().zip(marker_px.iter_mut()) {
+                *px = ctx.backend_coord(&(m.x.clamp(0.0, x_max), panel.y_hi)).0;
+            }
         }
         root.present().map_err(e)?;
+    }
+    for (m, px) in chart.markers.iter().zip(&marker_px) {
+        let _ = write!(extra, "<g class=\"divergence\" id=\"{}\">", escape(&m.id));
+        for (top, bottom) in &spans {
+            let _ = write!(
+                extra,
+                "<line x1=\"{px}\" y1=\"{top}\" x2=\"{px}\" y2=\"{bottom}\" stroke=\"#d62728\" stroke-width=\"2\" stroke-dasharray=\"6 4\"/>"
+            );
+        }
+        // Label on the side with room, just inside the first panel.
+        let (anchor, dx) = if *px > (WIDTH_PX as i32) * 2 / 3 {
+            ("end", -6)
+        } else {
+            ("start", 6)
+        };
+        let top = spans.first().map_or(HEADER_PX as i32, |s| s.0);
+        let _ = writeln!(
+            extra,
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"{anchor}\" font-family=\"sans-serif\" font-size=\"12\" font-weight=\"bold\" fill=\"#d62728\">{}</text></g>",
+            px + dx,
+            top + 14,
+            escape(&m.label)
+        );
     }
     // Our markers go last (on top); the element gets its id and class.
     if let Some(end) = buf.rfind("</svg>") {
@@ -303,22 +353,28 @@ mod tests {
             title: "a & b".into(),
             x_desc: "t (µs)".into(),
             x_max: 10.0,
-            y: ("Gbps".into(), 0.0, 30.0),
-            y2: Some(("KB".into(), 0.0, 20.0)),
-            lines: vec![
-                Line {
-                    label: "ref".into(),
-                    points: vec![(0.0, 25.0), (10.0, 20.0)],
-                    color: RGBColor(1, 2, 3),
-                    width: 4,
-                    secondary: false,
+            panels: vec![
+                Panel {
+                    y_desc: "Gbps".into(),
+                    y_lo: 0.0,
+                    y_hi: 30.0,
+                    lines: vec![Line {
+                        label: "ref".into(),
+                        points: vec![(0.0, 25.0), (10.0, 20.0)],
+                        color: RGBColor(1, 2, 3),
+                        width: 4,
+                    }],
                 },
-                Line {
-                    label: "<dut>".into(),
-                    points: vec![(0.0, 10.0), (10.0, 12.0)],
-                    color: RGBColor(4, 5, 6),
-                    width: 1,
-                    secondary: true,
+                Panel {
+                    y_desc: "KB".into(),
+                    y_lo: 0.0,
+                    y_hi: 20.0,
+                    lines: vec![Line {
+                        label: "<dut>".into(),
+                        points: vec![(0.0, 10.0), (10.0, 12.0)],
+                        color: RGBColor(4, 5, 6),
+                        width: 1,
+                    }],
                 },
             ],
             markers: vec![Marker {
@@ -331,11 +387,15 @@ mod tests {
         assert!(svg.starts_with("<svg id=\"x&lt;1&gt;\" class=\"chart\""));
         assert_eq!(svg.matches("<svg").count(), 1);
         assert!(svg.trim_end().ends_with("</svg>"));
-        assert!(svg.contains("stroke=\"#010203\""));
-        assert!(svg.contains("stroke=\"#040506\""));
+        // 34 px header + 2 panels of 200 px + 22 px for the x description = 456 px.
+        assert!(svg.contains("height=\"456\""));
+        assert!(svg.contains("stroke=\"#010203\" stroke-width=\"4\""));
+        assert!(svg.contains("stroke=\"#040506\" stroke-width=\"1\""));
         assert!(svg.contains("&lt;dut&gt;"));
         assert!(!svg.contains("<dut>"));
-        assert!(svg.contains("<g class=\"divergence\" id=\"m\">"));
+        // The marker crosses both panels: two lines in one group.
+        let g = &svg[svg.find("<g class=\"divergence\" id=\"m\">").unwrap()..];
+        assert_eq!(g[..g.find("</g>").unwrap()].matches("<line").count(), 2);
         assert_eq!(render(&c).unwrap(), svg, "deterministic");
     }
 }

@@ -25,7 +25,7 @@ use crate::diff::{self, DiffReport, FlowDiff, Side};
 use crate::golden;
 use crate::replay::{self, Trace};
 
-use chart::{Chart, Line, Marker};
+use chart::{Chart, Line, Marker, Panel};
 
 /// Flows drawn per comparison by default (differing flows first); the table lists them all.
 pub const DEFAULT_MAX_CHARTS: usize = 24;
@@ -637,7 +637,7 @@ fn divergence_detail(id: &str, c: &Comparison, f: &FlowDiff) -> String {
     s
 }
 
-/// Colours: (reference, DUT) per axis. The reference is a wide light band, the DUT a thin
+/// Colours: (reference, DUT) per panel. The reference is a wide light band, the DUT a thin
 /// dark line on top: where they agree the line sits inside the band.
 const REF_COLORS: [RGBColor; 2] = [RGBColor(158, 202, 225), RGBColor(253, 174, 107)];
 const DUT_COLORS: [RGBColor; 2] = [RGBColor(8, 81, 156), RGBColor(166, 54, 3)];
@@ -645,8 +645,7 @@ const DUT_COLORS: [RGBColor; 2] = [RGBColor(8, 81, 156), RGBColor(166, 54, 3)];
 /// The chart of one flow; `prefix` makes ids unique in the page.
 pub fn flow_chart(c: &Comparison, fc: &FlowChart, prefix: &str) -> Result<String, String> {
     let f = c.report.flows.iter().find(|f| f.flow == fc.flow);
-    let mut lines = Vec::new();
-    let mut axes: Vec<(String, f64, f64)> = Vec::new();
+    let mut panels = Vec::new();
     for (i, q) in fc.series.iter().enumerate() {
         let (lo, hi) = q
             .reference
@@ -655,25 +654,25 @@ pub fn flow_chart(c: &Comparison, fc: &FlowChart, prefix: &str) -> Result<String
             .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), p| {
                 (lo.min(p.1), hi.max(p.1))
             });
-        let (lo, hi) = chart::y_range(lo, hi);
-        axes.push((
-            format!("{} ({})", q.quantity.label, q.quantity.unit),
-            lo,
-            hi,
-        ));
-        let secondary = i == 1;
-        for (pts, name, color, width) in [
-            (&q.reference, &c.meta.reference_name, REF_COLORS[i], 5),
-            (&q.dut, &c.meta.dut_name, DUT_COLORS[i], 1),
-        ] {
-            lines.push(Line {
-                label: format!("{name} {}", q.quantity.label),
-                points: pts.clone(),
-                color,
-                width,
-                secondary,
-            });
-        }
+        let (y_lo, y_hi) = chart::y_range(lo, hi);
+        let lines = [
+            (&q.reference, &c.meta.reference_name, REF_COLORS[i % 2], 5),
+            (&q.dut, &c.meta.dut_name, DUT_COLORS[i % 2], 2),
+        ]
+        .into_iter()
+        .map(|(pts, name, color, width)| Line {
+            label: format!("{name} {}", q.quantity.label),
+            points: pts.clone(),
+            color,
+            width,
+        })
+        .collect();
+        panels.push(Panel {
+            y_desc: format!("{} ({})", q.quantity.label, q.quantity.unit),
+            y_lo,
+            y_hi,
+            lines,
+        });
     }
     let markers = f
         .and_then(first_decision)
@@ -691,18 +690,12 @@ pub fn flow_chart(c: &Comparison, fc: &FlowChart, prefix: &str) -> Result<String
         })
         .into_iter()
         .collect();
-    let y = axes
-        .first()
-        .cloned()
-        .unwrap_or_else(|| ("no charted output".into(), 0.0, 1.0));
     let ch = Chart {
         id: format!("{prefix}-chart-{}", fc.flow),
         title: format!("flow {}", fc.flow),
         x_desc: format!("time since the first decision (µs; t0 = {} ns)", c.t0_ns),
         x_max: c.span_ns as f64 / 1e3,
-        y,
-        y2: axes.get(1).cloned(),
-        lines,
+        panels,
         markers,
     };
     chart::render(&ch)
@@ -1045,13 +1038,13 @@ mod tests {
         // The marker label: 60 000 000 ns after t0 = 60000.000 µs.
         assert!(html.contains("first divergence 6000.000 µs: window_bytes"));
         assert!(html.contains("id=\"c0-div-0\""));
-        // One polyline per series: reference bands 5 px wide, DUT lines 1 px (the legend's
+        // One polyline per series: reference bands 5 px wide, DUT lines 2 px (the legend's
         // marks are 3 px, the axes black).
         for stroke in [
             "stroke=\"#9ECAE1\" stroke-width=\"5\"",
-            "stroke=\"#08519C\" stroke-width=\"1\"",
+            "stroke=\"#08519C\" stroke-width=\"2\"",
             "stroke=\"#FDAE6B\" stroke-width=\"5\"",
-            "stroke=\"#A63603\" stroke-width=\"1\"",
+            "stroke=\"#A63603\" stroke-width=\"2\"",
         ] {
             assert_eq!(html.matches(stroke).count(), 1, "{stroke}");
         }

@@ -11,7 +11,7 @@ use std::path::Path;
 use plotters::style::RGBColor;
 use serde::Deserialize;
 
-use super::chart::{self, Chart, Line};
+use super::chart::{self, Chart, Line, Panel};
 use super::{details_list, escape_html, page};
 
 /// Lines drawn per chart; the tables list everything.
@@ -221,6 +221,16 @@ fn points(s: &Series, scale: f64, x_max_us: f64, step: bool) -> Vec<(f64, f64)> 
     chart::downsample(&pts, 0.0, x_max_us, chart::COLUMNS, step)
 }
 
+/// `(id, title, y axis, scale, step, series)` of a chart.
+type SeriesChart<'a> = (
+    &'static str,
+    &'static str,
+    &'static str,
+    f64,
+    bool,
+    Vec<(String, &'a Series)>,
+);
+
 /// A chart of one series per owner (`(label, series)`), or `None` when all are empty.
 fn series_chart(
     id: &str,
@@ -247,7 +257,6 @@ fn series_chart(
             points: points(s, scale, x_max_us, step),
             color: PALETTE[i % PALETTE.len()],
             width: 2,
-            secondary: false,
         })
         .collect();
     let (lo, hi) = lines
@@ -263,9 +272,12 @@ fn series_chart(
         title: title.into(),
         x_desc: "time (µs)".into(),
         x_max: x_max_us,
-        y: (y_desc.into(), lo, hi),
-        y2: None,
-        lines,
+        panels: vec![Panel {
+            y_desc: y_desc.into(),
+            y_lo: lo,
+            y_hi: hi,
+            lines,
+        }],
         markers: Vec::new(),
     })?;
     Ok(Some((svg, n)))
@@ -360,7 +372,7 @@ pub fn render(m: &Metrics, source: &str) -> Result<(String, Vec<(String, String)
     // Charts.
     let mut svgs = Vec::new();
     let flow_label = |f: &FlowMetrics| format!("flow {} ({}→{})", f.id, f.src, f.dst);
-    let charts: [(&str, &str, &str, f64, bool, Vec<(String, &Series)>); 4] = [
+    let charts: [SeriesChart<'_>; 4] = [
         (
             "sim-rate",
             "Sending rate",
@@ -452,8 +464,7 @@ fn pfc_chart(m: &Metrics) -> Result<Option<String>, String> {
     let mut buf = String::new();
     {
         let e = |e: DrawingAreaErrorKind<std::io::Error>| e.to_string();
-        let root = SVGBackend::with_string(&mut buf, (chart::WIDTH_PX, chart::HEIGHT_PX))
-            .into_drawing_area();
+        let root = SVGBackend::with_string(&mut buf, (chart::WIDTH_PX, 300)).into_drawing_area();
         root.fill(&WHITE).map_err(e)?;
         let mut ctx = ChartBuilder::on(&root)
             .caption("PFC: time paused per port", ("sans-serif", 18))
