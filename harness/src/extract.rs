@@ -18,7 +18,7 @@ use std::net::IpAddr;
 use std::path::Path;
 
 use ccreplay_codecs::DecodeConfig;
-use ccreplay_codecs::capture::{CaptureError, CaptureReader};
+use ccreplay_codecs::capture::{CaptureError, CaptureReader, Record, Source};
 use ccreplay_codecs::ib::Syndrome;
 use ccreplay_codecs::packet::{AckExt, Packet, Roce, Shim};
 use ccreplay_codecs::shim::int::IntStack;
@@ -551,145 +551,206 @@ fn ack_info(r: &Roce<'_>) -> (bool, AckInfo) {
     )
 }
 
-/// Pass 2: stream the events of a capture, in capture order, to `sink`. Returns the report.
-pub fn stream_events(
-    capture: &Path,
-    cfg: &DecodeConfig,
-    point: &CapturePoint,
-    table: &mut FlowTable,
-    mut report: ExtractReport,
-    mut sink: impl FnMut(&Event),
-) -> Result<ExtractReport, ExtractError> {
-    let mut reader = CaptureReader::open(capture).map_err(|source| ExtractError::Capture {
-        path: capture.display().to_string(),
-        source,
-    })?;
-    let mut index = vec![0u64; table.flows.len()];
-    let mut unpaired: HashMap<(IpAddr, u32), u64> = HashMap::default();
-    let mut last_t = 0u64;
-    report.capture_error = None;
-    while let Some(rec) = reader.next_record() {
-        let rec = match rec {
-            Ok(r) => r,
-            Err(e) => {
-                report.capture_error = Some(e.to_string());
-                break;
-            }
+/// What one record is at the capture point before its flow is looked up. Computed for each
+/// record on its own (on several threads with `--jobs`), then applied in capture order.
+struct Pre {
+    /// Cut by snaplen after its headers (replayed: the event is whole).
+    cut: bool,
+    ts_ns: u64,
+    what: What,
+}
+
+enum What {
+    Malformed {
+        frame: u64,
+        error: ccreplay_codecs::DecodeError,
+    },
+    NotRoce,
+    Other,
+    NotThisHost,
+    /// A data packet of the flow (local IP at a switch port, remote IP, QP).
+    Data {
+        local: Option<IpAddr>,
+        remote: IpAddr,
+        qp: u32,
+        kind: EventKind,
+    },
+    /// An ACK / NAK / CNP of the flow (remote IP, local QP).
+    Ack {
+        remote: IpAddr,
+        qp: u32,
+        kind: EventKind,
+    },
+}
+
+/// Decode and classify one record.
+#[inline]
+fn pre_event(rec: &Record<'_>, cfg: &DecodeConfig, point: &CapturePoint) -> Pre {
+    let p = Packet::from_record(rec, cfg);
+    let mut pre = Pre {
+        cut: false,
+        ts_ns: rec.ts_ns,
+        what: What::NotRoce,
+    };
+    if p.error.is_some() && p.headers_complete() {
+        // Cut by snaplen after the headers (a header-only capture): the event is whole.
+        pre.cut = true;
+    } else if let Some(error) = p.error {
+        pre.what = What::Malformed {
+            frame: rec.frame_number,
+            error,
         };
-        report.packets += 1;
-        let p = Packet::from_record(&rec, cfg);
-        if p.error.is_some() && p.headers_complete() {
-            // Cut by snaplen after the headers (a header-only capture): the event is whole.
-            report.snaplen_cut += 1;
-        } else if let Some(e) = &p.error {
-            report.malformed += 1;
-            if report.malformed_examples.len() < 5 {
-                report
-                    .malformed_examples
-                    .push((rec.frame_number, e.to_string()));
-            }
-            continue;
-        }
-        if p.roce.is_none() {
-            report.not_roce += 1;
-            continue;
-        }
-        let ecn = p.ip.map_or(0, |ip| ip.ecn);
-        let (flow, kind) = match classify(point, &p) {
-            Seen::DataOut(remote, r) => {
-                let Some(flow) = table.data_flow_mut(None, remote, r.bth.dest_qp()) else {
-                    continue;
-                };
-                let kind = EventKind::TxData {
-                    psn: r.bth.psn(),
-                    bytes: r.payload_wire_len as u32,
-                    opcode: r.bth.opcode().0,
-                };
-                (flow, kind)
-            }
-            Seen::AckIn(remote, r) => {
-                let Some(flow) = table.ack_flow_mut(remote, r.bth.dest_qp()) else {
-                    if table.grow.is_some() {
-                        *unpaired.entry((remote, r.bth.dest_qp())).or_insert(0) += 1;
-                    }
-                    continue;
-                };
-                if r.bth.opcode().is_cnp() {
-                    (flow, EventKind::RxCnp)
+        return pre;
+    }
+    if p.roce.is_none() {
+        return pre;
+    }
+    let ecn = p.ip.map_or(0, |ip| ip.ecn);
+    pre.what = match classify(point, &p) {
+        Seen::DataOut(remote, r) => What::Data {
+            local: None,
+            remote,
+            qp: r.bth.dest_qp(),
+            kind: EventKind::TxData {
+                psn: r.bth.psn(),
+                bytes: r.payload_wire_len as u32,
+                opcode: r.bth.opcode().0,
+            },
+        },
+        Seen::AckIn(remote, r) => What::Ack {
+            remote,
+            qp: r.bth.dest_qp(),
+            kind: if r.bth.opcode().is_cnp() {
+                EventKind::RxCnp
+            } else {
+                let (nak, info) = ack_info(r);
+                if nak {
+                    EventKind::RxNak(info)
                 } else {
-                    let (nak, info) = ack_info(r);
-                    (
-                        flow,
-                        if nak {
-                            EventKind::RxNak(info)
-                        } else {
-                            EventKind::RxAck(info)
-                        },
-                    )
+                    EventKind::RxAck(info)
                 }
-            }
-            Seen::DataIn(remote, r) => {
-                let Some(flow) = table.data_flow_mut(None, remote, r.bth.dest_qp()) else {
-                    continue;
-                };
-                let send_ts_ns = match r.shim {
+            },
+        },
+        Seen::DataIn(remote, r) => What::Data {
+            local: None,
+            remote,
+            qp: r.bth.dest_qp(),
+            kind: EventKind::RxData {
+                psn: r.bth.psn(),
+                bytes: r.payload_wire_len as u32,
+                opcode: r.bth.opcode().0,
+                ecn,
+                send_ts_ns: match r.shim {
                     Shim::RccTimestamp(t) => Some(t),
                     _ => None,
-                };
-                let kind = EventKind::RxData {
-                    psn: r.bth.psn(),
-                    bytes: r.payload_wire_len as u32,
-                    opcode: r.bth.opcode().0,
-                    ecn,
-                    send_ts_ns,
-                };
-                (flow, kind)
-            }
-            Seen::PortData(src, dst, r) => {
-                let Some(flow) = table.data_flow_mut(Some(src), dst, r.bth.dest_qp()) else {
-                    continue;
-                };
-                // The queue length this port reported: its own INT record, the last one filled
-                // when the packet left it (hpcc dialect; wire.md 5.3).
-                let qlen_bytes = match r.shim {
+                },
+            },
+        },
+        Seen::PortData(src, dst, r) => What::Data {
+            local: Some(src),
+            remote: dst,
+            qp: r.bth.dest_qp(),
+            // The queue length this port reported: its own INT record, the last one filled
+            // when the packet left it (hpcc dialect; wire.md 5.3).
+            kind: EventKind::Dequeue {
+                psn: r.bth.psn(),
+                bytes: rec.orig_len,
+                opcode: r.bth.opcode().0,
+                ecn,
+                qlen_bytes: match r.shim {
                     Shim::Int(s) => s
                         .n_hop()
                         .checked_sub(1)
                         .and_then(|i| s.hop(i as usize))
                         .map(|h| h.qlen_bytes()),
                     _ => None,
-                };
-                let kind = EventKind::Dequeue {
-                    psn: r.bth.psn(),
-                    bytes: rec.orig_len,
-                    opcode: r.bth.opcode().0,
-                    ecn,
-                    qlen_bytes,
-                };
-                (flow, kind)
+                },
+            },
+        },
+        Seen::Other => What::Other,
+        Seen::NotThisHost => What::NotThisHost,
+    };
+    pre
+}
+
+/// The sequential half of pass 2: flow lookup, per-flow numbering, time clamping, counts.
+struct Apply<'t> {
+    table: &'t mut FlowTable,
+    report: ExtractReport,
+    index: Vec<u64>,
+    unpaired: HashMap<(IpAddr, u32), u64>,
+    last_t: u64,
+}
+
+impl<'t> Apply<'t> {
+    fn new(table: &'t mut FlowTable, mut report: ExtractReport) -> Self {
+        report.capture_error = None;
+        Apply {
+            index: vec![0u64; table.flows.len()],
+            table,
+            report,
+            unpaired: HashMap::default(),
+            last_t: 0,
+        }
+    }
+
+    #[inline]
+    fn apply(&mut self, pre: Pre, sink: &mut impl FnMut(&Event)) {
+        let report = &mut self.report;
+        report.packets += 1;
+        report.snaplen_cut += pre.cut as u64;
+        let (flow, kind) = match pre.what {
+            What::Malformed { frame, error } => {
+                report.malformed += 1;
+                if report.malformed_examples.len() < 5 {
+                    report.malformed_examples.push((frame, error.to_string()));
+                }
+                return;
             }
-            Seen::Other => {
+            What::NotRoce => {
+                report.not_roce += 1;
+                return;
+            }
+            What::Other => {
                 report.other_opcodes += 1;
-                continue;
+                return;
             }
-            Seen::NotThisHost => {
+            What::NotThisHost => {
                 report.not_this_host += 1;
-                continue;
+                return;
             }
+            What::Data {
+                local,
+                remote,
+                qp,
+                kind,
+            } => match self.table.data_flow_mut(local, remote, qp) {
+                Some(flow) => (flow, kind),
+                None => return,
+            },
+            What::Ack { remote, qp, kind } => match self.table.ack_flow_mut(remote, qp) {
+                Some(flow) => (flow, kind),
+                None => {
+                    if self.table.grow.is_some() {
+                        *self.unpaired.entry((remote, qp)).or_insert(0) += 1;
+                    }
+                    return;
+                }
+            },
         };
         // Model time never goes backwards (C-2, C-5): a capture whose clock steps back feeds
         // the event at the previous time, and says how often it did.
-        let t_ns = if rec.ts_ns < last_t {
+        let t_ns = if pre.ts_ns < self.last_t {
             report.time_clamped += 1;
-            last_t
+            self.last_t
         } else {
-            rec.ts_ns
+            pre.ts_ns
         };
-        last_t = t_ns;
-        if index.len() <= flow as usize {
-            index.resize(flow as usize + 1, 0);
+        self.last_t = t_ns;
+        if self.index.len() <= flow as usize {
+            self.index.resize(flow as usize + 1, 0);
         }
-        let i = &mut index[flow as usize];
+        let i = &mut self.index[flow as usize];
         sink(&Event {
             t_ns,
             flow,
@@ -699,11 +760,296 @@ pub fn stream_events(
         *i += 1;
         report.events += 1;
     }
-    let mut unpaired: Vec<_> = unpaired
-        .into_iter()
-        .map(|((ip, qp), n)| (ip, qp, n))
-        .collect();
-    unpaired.sort();
-    report.unpaired_acks.extend(unpaired);
+
+    fn finish(self) -> ExtractReport {
+        let mut report = self.report;
+        let mut unpaired: Vec<_> = self
+            .unpaired
+            .into_iter()
+            .map(|((ip, qp), n)| (ip, qp, n))
+            .collect();
+        unpaired.sort();
+        report.unpaired_acks.extend(unpaired);
+        report
+    }
+}
+
+fn open_capture(
+    capture: &Path,
+) -> Result<CaptureReader<ccreplay_codecs::capture::StreamSource<std::fs::File>>, ExtractError> {
+    CaptureReader::open(capture).map_err(|source| ExtractError::Capture {
+        path: capture.display().to_string(),
+        source,
+    })
+}
+
+/// Pass 2: stream the events of a capture, in capture order, to `sink`. Returns the report.
+pub fn stream_events(
+    capture: &Path,
+    cfg: &DecodeConfig,
+    point: &CapturePoint,
+    table: &mut FlowTable,
+    report: ExtractReport,
+    sink: impl FnMut(&Event),
+) -> Result<ExtractReport, ExtractError> {
+    stream_events_jobs(capture, cfg, point, table, report, 1, sink)
+}
+
+/// [`stream_events`] with records decoded on `workers` threads (the same events in the same
+/// order: flows are looked up and numbered on the calling thread, in capture order).
+pub fn stream_events_jobs(
+    capture: &Path,
+    cfg: &DecodeConfig,
+    point: &CapturePoint,
+    table: &mut FlowTable,
+    report: ExtractReport,
+    workers: usize,
+    mut sink: impl FnMut(&Event),
+) -> Result<ExtractReport, ExtractError> {
+    let mut reader = open_capture(capture)?;
+    let mut a = Apply::new(table, report);
+    if workers <= 1 {
+        while let Some(rec) = reader.next_record() {
+            match rec {
+                Ok(rec) => a.apply(pre_event(&rec, cfg, point), &mut sink),
+                Err(e) => {
+                    a.report.capture_error = Some(e.to_string());
+                    break;
+                }
+            }
+        }
+        return Ok(a.finish());
+    }
+    let done = par_batches(
+        reader,
+        workers,
+        || (),
+        |(), batch, out: &mut Vec<Pre>| {
+            out.clear();
+            out.extend(batch.records().map(|rec| pre_event(&rec, cfg, point)));
+        },
+        Vec::new,
+        |out| {
+            for pre in out.drain(..) {
+                a.apply(pre, &mut sink);
+            }
+            Ok::<(), std::convert::Infallible>(())
+        },
+    );
+    let capture_error = match done {
+        Ok((_, e)) => e,
+        Err(never) => match never {},
+    };
+    let mut report = a.finish();
+    report.capture_error = capture_error;
     Ok(report)
+}
+
+/// Records copied out of a [`CaptureReader`] (whose records borrow its buffer until the next
+/// call), so that other threads can decode them while the reader goes on.
+#[derive(Default)]
+pub struct RecordBatch {
+    data: Vec<u8>,
+    meta: Vec<RecordMeta>,
+    /// The framing error that ended the capture after this batch's records.
+    pub capture_error: Option<String>,
+}
+
+/// A record's fields, its bytes at `data[start..start + len]` of the batch.
+#[derive(Clone, Copy)]
+struct RecordMeta {
+    frame_number: u64,
+    ts_ns: u64,
+    orig_len: u32,
+    link: ccreplay_codecs::capture::LinkType,
+    interface_id: u32,
+    start: usize,
+    len: usize,
+}
+
+impl RecordBatch {
+    /// Replace the batch's records with the next ones of `reader`: up to `max_records`, and
+    /// no more once `max_bytes` are held. Returns false when the capture ended (end of file or
+    /// a framing error, kept in [`RecordBatch::capture_error`]) during this fill.
+    pub fn fill<S: Source>(
+        &mut self,
+        reader: &mut CaptureReader<S>,
+        max_records: usize,
+        max_bytes: usize,
+    ) -> bool {
+        self.data.clear();
+        self.meta.clear();
+        self.capture_error = None;
+        while self.meta.len() < max_records && self.data.len() < max_bytes {
+            match reader.next_record() {
+                None => return false,
+                Some(Err(e)) => {
+                    self.capture_error = Some(e.to_string());
+                    return false;
+                }
+                Some(Ok(rec)) => {
+                    let start = self.data.len();
+                    self.data.extend_from_slice(rec.data);
+                    self.meta.push(RecordMeta {
+                        frame_number: rec.frame_number,
+                        ts_ns: rec.ts_ns,
+                        orig_len: rec.orig_len,
+                        link: rec.link,
+                        interface_id: rec.interface_id,
+                        start,
+                        len: rec.data.len(),
+                    });
+                }
+            }
+        }
+        true
+    }
+
+    /// Records held.
+    pub fn len(&self) -> usize {
+        self.meta.len()
+    }
+
+    /// True when the batch holds no record.
+    pub fn is_empty(&self) -> bool {
+        self.meta.is_empty()
+    }
+
+    /// The records, in capture order.
+    pub fn records(&self) -> impl Iterator<Item = Record<'_>> + '_ {
+        self.meta.iter().map(|m| Record {
+            frame_number: m.frame_number,
+            ts_ns: m.ts_ns,
+            orig_len: m.orig_len,
+            data: &self.data[m.start..m.start + m.len],
+            link: m.link,
+            interface_id: m.interface_id,
+        })
+    }
+}
+
+/// Records a worker takes from the reader at a time, and the most bytes it copies.
+pub const BATCH_RECORDS: usize = 1024;
+/// See [`BATCH_RECORDS`].
+pub const BATCH_BYTES: usize = 1 << 20;
+
+/// Threads to decode with: the machine's cores (at most 8).
+pub fn default_workers() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(8))
+}
+
+/// The reader side shared by the workers of [`par_batches`].
+struct Feed<S, T> {
+    reader: Option<CaptureReader<S>>,
+    next_seq: u64,
+    capture_error: Option<String>,
+    /// Output buffers free for a batch: their number bounds the batches in flight.
+    free: Vec<T>,
+    stop: bool,
+}
+
+/// Decode a capture on `workers` threads, in order.
+///
+/// Each worker takes the next [`BATCH_RECORDS`] records from the reader (copying them, under
+/// a lock: reading stays sequential), runs `work(state, batch, out)` on them with its own
+/// `state`, and hands `out` back; `emit` gets the outputs on the calling thread in capture
+/// order. Memory is bounded by `2 × workers + 1` batches. An error from `emit` stops the run.
+/// Returns the workers' states and the framing error that ended the capture, if any.
+pub fn par_batches<S, W, T, E>(
+    reader: CaptureReader<S>,
+    workers: usize,
+    make_state: impl Fn() -> W + Sync,
+    work: impl Fn(&mut W, &RecordBatch, &mut T) + Sync,
+    make_out: impl Fn() -> T,
+    mut emit: impl FnMut(&mut T) -> Result<(), E>,
+) -> Result<(Vec<W>, Option<String>), E>
+where
+    S: Source + Send,
+    W: Send,
+    T: Send,
+{
+    use std::collections::BTreeMap;
+    use std::sync::{Condvar, Mutex, mpsc};
+
+    let workers = workers.max(1);
+    let feed = Mutex::new(Feed {
+        reader: Some(reader),
+        next_seq: 0,
+        capture_error: None,
+        free: (0..2 * workers + 1).map(|_| make_out()).collect(),
+        stop: false,
+    });
+    let wake = Condvar::new();
+    let lock = || feed.lock().unwrap_or_else(|e| e.into_inner());
+    let (tx, rx) = mpsc::channel::<(u64, T)>();
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                let tx = tx.clone();
+                let (feed, wake, work, make_state) = (&feed, &wake, &work, &make_state);
+                scope.spawn(move || {
+                    let mut state = make_state();
+                    let mut batch = RecordBatch::default();
+                    loop {
+                        let (seq, out) = {
+                            let mut f = feed.lock().unwrap_or_else(|e| e.into_inner());
+                            let mut out = loop {
+                                if f.stop || f.reader.is_none() {
+                                    return state;
+                                }
+                                if let Some(o) = f.free.pop() {
+                                    break o;
+                                }
+                                f = wake.wait(f).unwrap_or_else(|e| e.into_inner());
+                            };
+                            let Some(reader) = f.reader.as_mut() else {
+                                f.free.push(out);
+                                return state;
+                            };
+                            if !batch.fill(reader, BATCH_RECORDS, BATCH_BYTES) {
+                                f.capture_error = batch.capture_error.take();
+                                f.reader = None;
+                                wake.notify_all();
+                            }
+                            if batch.is_empty() {
+                                f.free.push(out);
+                                return state;
+                            }
+                            let seq = f.next_seq;
+                            f.next_seq += 1;
+                            drop(f);
+                            work(&mut state, &batch, &mut out);
+                            (seq, out)
+                        };
+                        if tx.send((seq, out)).is_err() {
+                            return state;
+                        }
+                    }
+                })
+            })
+            .collect();
+        drop(tx);
+        let mut pending: BTreeMap<u64, T> = BTreeMap::new();
+        let mut next = 0u64;
+        let mut result = Ok(());
+        for (seq, out) in rx {
+            pending.insert(seq, out);
+            while let Some(mut out) = pending.remove(&next) {
+                if result.is_ok()
+                    && let Err(e) = emit(&mut out)
+                {
+                    result = Err(e);
+                    lock().stop = true;
+                }
+                next += 1;
+                lock().free.push(out);
+                wake.notify_all();
+            }
+        }
+        let states: Vec<W> = handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect();
+        result.map(|()| (states, lock().capture_error.take()))
+    })
 }

@@ -6,7 +6,7 @@
 //! key is listed in docs/inspect.md. A malformed packet still gives a record, with its frame
 //! number and the error (layer, offset, reason); the run goes on.
 
-use std::collections::HashSet;
+use rustc_hash::FxHashSet;
 use std::io::{self, Write};
 use std::net::IpAddr;
 
@@ -17,7 +17,8 @@ use ccreplay_codecs::shim::IntStackView;
 use ccreplay_codecs::shim::int::IntHop;
 use ccreplay_codecs::{DecodeConfig, DecodeError, ErrorKind};
 
-use crate::jsonl::Obj;
+use crate::jsonl::{Key, LineBuf, Obj, Rec};
+use crate::key;
 
 /// Output format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -71,7 +72,7 @@ pub fn decode_record<'a>(rec: &Record<'a>, cfg: &DecodeConfig) -> Packet<'a> {
 struct Tally {
     s: Summary,
     opcodes: [u64; 256],
-    flows: HashSet<(IpAddr, IpAddr, u32)>,
+    flows: FxHashSet<(IpAddr, IpAddr, u32)>,
     last_flow: Option<(IpAddr, IpAddr, u32)>,
 }
 
@@ -80,7 +81,7 @@ impl Default for Tally {
         Tally {
             s: Summary::default(),
             opcodes: [0; 256],
-            flows: HashSet::new(),
+            flows: FxHashSet::default(),
             last_flow: None,
         }
     }
@@ -107,6 +108,21 @@ impl Tally {
         } else {
             self.s.other += 1;
         }
+    }
+
+    /// Add another worker's counts.
+    fn merge(&mut self, o: Tally) {
+        let (a, b) = (&mut self.s, o.s);
+        a.packets += b.packets;
+        a.malformed += b.malformed;
+        a.warnings += b.warnings;
+        a.pfc += b.pfc;
+        a.icrc_bad += b.icrc_bad;
+        a.other += b.other;
+        for (x, y) in self.opcodes.iter_mut().zip(o.opcodes) {
+            *x += y;
+        }
+        self.flows.extend(o.flows);
     }
 
     fn finish(mut self) -> Summary {
@@ -136,40 +152,57 @@ pub enum InspectError {
 }
 
 /// Run `inspect` on one file, writing records and the summary to `out`.
+///
+/// Packets are decoded and formatted on every core, in batches of records taken from the
+/// reader in turn; the output is written in capture order and is the same whatever the number
+/// of threads ([`run_with_workers`]).
 pub fn run(
     path: &str,
     opts: &InspectOptions,
     out: &mut dyn Write,
 ) -> Result<Summary, InspectError> {
-    let mut reader = CaptureReader::open(path).map_err(|source| InspectError::Open {
+    run_with_workers(path, opts, out, crate::extract::default_workers())
+}
+
+/// [`run`] with `workers` decoding threads.
+pub fn run_with_workers(
+    path: &str,
+    opts: &InspectOptions,
+    out: &mut dyn Write,
+    workers: usize,
+) -> Result<Summary, InspectError> {
+    let reader = CaptureReader::open(path).map_err(|source| InspectError::Open {
         path: path.to_string(),
         source,
     })?;
-    let mut tally = Tally::default();
-    let mut buf = Vec::with_capacity(1 << 16);
-    loop {
-        let rec = match reader.next_record() {
-            None => break,
-            Some(Ok(rec)) => rec,
-            Some(Err(e)) => {
-                // A framing error ends the capture (pcap has no resync point); say so and stop.
-                tally.s.capture_error = Some(e.to_string());
-                break;
-            }
-        };
-        let p = decode_record(&rec, &opts.decode);
-        let icrc = p.icrc_check();
-        tally.add(&p, icrc.map(|(c, f)| c == f));
-        match opts.format {
-            Format::Json => write_json(&mut buf, &rec, &p, icrc, &opts.decode, opts.pfc_link_bps),
-            Format::Text => write_text(&mut buf, &rec, &p, icrc),
-        }
-        if buf.len() > (1 << 16) - 4096 {
-            out.write_all(&buf)?;
+    let (tallies, capture_error) = crate::extract::par_batches(
+        reader,
+        workers,
+        Tally::default,
+        |tally, batch, buf: &mut LineBuf| {
             buf.clear();
-        }
+            for rec in batch.records() {
+                let p = decode_record(&rec, &opts.decode);
+                let icrc = p.icrc_check();
+                tally.add(&p, icrc.map(|(c, f)| c == f));
+                match opts.format {
+                    Format::Json => {
+                        write_json(buf, &rec, &p, icrc, &opts.decode, opts.pfc_link_bps)
+                    }
+                    Format::Text => write_text(buf, &rec, &p, icrc),
+                }
+            }
+        },
+        || LineBuf::with_capacity(1 << 20),
+        |buf| out.write_all(buf.as_bytes()),
+    )?;
+    let mut tally = Tally::default();
+    for t in tallies {
+        tally.merge(t);
     }
-    let summary = tally.finish();
+    let mut summary = tally.finish();
+    summary.capture_error = capture_error;
+    let mut buf = Vec::new();
     match opts.format {
         Format::Json => write_json_summary(&mut buf, &summary),
         Format::Text => write_text_summary(&mut buf, &summary),
@@ -190,14 +223,14 @@ fn opcode_words(op: ccreplay_codecs::ib::Opcode) -> [&'static str; 2] {
     }
 }
 
-const HOP_KEYS: [[&str; 4]; 15] = {
+const HOP_KEYS: [[Key; 4]; 15] = {
     macro_rules! hop {
         ($i:literal) => {
             [
-                concat!("ccreplay.int.hop", $i, ".b"),
-                concat!("ccreplay.int.hop", $i, ".ts"),
-                concat!("ccreplay.int.hop", $i, ".tx_bytes"),
-                concat!("ccreplay.int.hop", $i, ".qlen"),
+                Key::new(concat!("ccreplay.int.hop", $i, ".b")),
+                Key::new(concat!("ccreplay.int.hop", $i, ".ts")),
+                Key::new(concat!("ccreplay.int.hop", $i, ".tx_bytes")),
+                Key::new(concat!("ccreplay.int.hop", $i, ".qlen")),
             ]
         };
     }
@@ -221,54 +254,59 @@ const HOP_KEYS: [[&str; 4]; 15] = {
 };
 
 /// Offsets of the extension headers that matter for reading a capture by hand.
-const OFFSET_KEYS: [(u16, &str); 9] = [
-    (ExtHeaders::RDETH, "ccreplay.offset.rdeth"),
-    (ExtHeaders::DETH, "ccreplay.offset.deth"),
-    (ExtHeaders::RETH, "ccreplay.offset.reth"),
-    (ExtHeaders::ATOMIC_ETH, "ccreplay.offset.atomiceth"),
-    (ExtHeaders::AETH, "ccreplay.offset.aeth"),
-    (ExtHeaders::ATOMIC_ACK_ETH, "ccreplay.offset.atomicacketh"),
-    (ExtHeaders::IMM_DT, "ccreplay.offset.immdt"),
-    (ExtHeaders::IETH, "ccreplay.offset.ieth"),
-    (ExtHeaders::CNP, "ccreplay.offset.cnp"),
+const OFFSET_KEYS: [(u16, Key); 9] = [
+    (ExtHeaders::RDETH, Key::new("ccreplay.offset.rdeth")),
+    (ExtHeaders::DETH, Key::new("ccreplay.offset.deth")),
+    (ExtHeaders::RETH, Key::new("ccreplay.offset.reth")),
+    (
+        ExtHeaders::ATOMIC_ETH,
+        Key::new("ccreplay.offset.atomiceth"),
+    ),
+    (ExtHeaders::AETH, Key::new("ccreplay.offset.aeth")),
+    (
+        ExtHeaders::ATOMIC_ACK_ETH,
+        Key::new("ccreplay.offset.atomicacketh"),
+    ),
+    (ExtHeaders::IMM_DT, Key::new("ccreplay.offset.immdt")),
+    (ExtHeaders::IETH, Key::new("ccreplay.offset.ieth")),
+    (ExtHeaders::CNP, Key::new("ccreplay.offset.cnp")),
 ];
 
-const PFC_KEYS: [[&str; 4]; 8] = {
+const PFC_KEYS: [[Key; 4]; 8] = {
     macro_rules! c {
         ($i:literal) => {
             [
-                concat!("macc.cbfc.enbv.c", $i),
-                concat!("macc.cbfc.pause_time.c", $i),
-                concat!("ccreplay.pfc.paused.c", $i),
-                concat!("ccreplay.pfc.pause_ns.c", $i),
+                Key::new(concat!("macc.cbfc.enbv.c", $i)),
+                Key::new(concat!("macc.cbfc.pause_time.c", $i)),
+                Key::new(concat!("ccreplay.pfc.paused.c", $i)),
+                Key::new(concat!("ccreplay.pfc.pause_ns.c", $i)),
             ]
         };
     }
     [c!(0), c!(1), c!(2), c!(3), c!(4), c!(5), c!(6), c!(7)]
 };
 
-fn write_int(o: &mut Obj<'_>, s: &IntStackView<'_>, offset: usize) {
-    o.u("ccreplay.int.nhop", s.n_hop())
-        .u("ccreplay.int.path_id", s.header.path_id);
+fn write_int(o: &mut Rec<'_>, s: &IntStackView<'_>, offset: usize) {
+    o.u(key!("ccreplay.int.nhop"), s.n_hop())
+        .u(key!("ccreplay.int.path_id"), s.header.path_id);
     for (
-        i,
+        k,
         IntHop {
             b,
             ts,
             tx_bytes,
             qlen,
         },
-    ) in s.hops().enumerate()
+    ) in HOP_KEYS.iter().zip(s.hops())
     {
-        let k = &HOP_KEYS[i];
-        o.u(k[0], b).u(k[1], ts).u(k[2], tx_bytes).u(k[3], qlen);
+        o.u(&k[0], b).u(&k[1], ts).u(&k[2], tx_bytes).u(&k[3], qlen);
     }
-    o.u("ccreplay.offset.int", offset as u64);
+    o.u(key!("ccreplay.offset.int"), offset as u64);
 }
 
-/// One JSON record (a line) for a decoded packet.
+/// One JSON record (a line, compact: no spaces) for a decoded packet.
 pub fn write_json(
-    buf: &mut Vec<u8>,
+    buf: &mut LineBuf,
     rec: &Record<'_>,
     p: &Packet<'_>,
     icrc: Option<(u32, u32)>,
@@ -276,31 +314,25 @@ pub fn write_json(
     pfc_link_bps: u64,
 ) {
     let (udp_port, dialect) = (cfg.udp_port, cfg.dialect);
-    let mut o = Obj::new(buf);
-    o.u("frame.number", rec.frame_number)
-        .epoch("frame.time_epoch", rec.ts_ns)
-        .u("ccreplay.ts_ns", rec.ts_ns)
-        .u("frame.len", rec.orig_len)
-        .u("frame.cap_len", rec.data.len() as u64)
-        .u("ccreplay.link_type", rec.link.to_u32())
-        .u("ccreplay.interface_id", rec.interface_id)
-        .flag("ccreplay.truncated", rec.is_truncated());
+    let mut o = buf.rec();
+    o.u(key!("frame.number"), rec.frame_number)
+        .epoch(key!("frame.time_epoch"), rec.ts_ns)
+        .u(key!("ccreplay.ts_ns"), rec.ts_ns)
+        .u(key!("frame.len"), rec.orig_len)
+        .u(key!("frame.cap_len"), rec.data.len() as u64)
+        .u(key!("ccreplay.link_type"), rec.link.to_u32())
+        .u(key!("ccreplay.interface_id"), rec.interface_id)
+        .flag(key!("ccreplay.truncated"), rec.is_truncated());
     if let Some(eth) = &p.eth {
-        o.mac("eth.src", eth.src).mac("eth.dst", eth.dst);
+        o.mac(key!("eth.src"), eth.src)
+            .mac(key!("eth.dst"), eth.dst);
         // Wireshark's eth.type is the Ethernet header's own field: the outer TPID when tagged.
         let tags = eth.vlans.iter().flatten().count();
-        o.u("eth.type", eth.vlans[0].map_or(eth.ether_type, |v| v.tpid));
+        o.u(
+            key!("eth.type"),
+            eth.vlans[0].map_or(eth.ether_type, |v| v.tpid),
+        );
         if let Some(outer) = eth.vlans[0] {
-            let mut arr = [Vec::new(), Vec::new(), Vec::new()];
-            for v in eth.vlans.iter().flatten() {
-                for (a, x) in arr.iter_mut().zip([v.tpid, v.pcp as u16, v.vid]) {
-                    a.push(if a.is_empty() { b'[' } else { b',' });
-                    a.extend_from_slice(itoa::Buffer::new().format(x).as_bytes());
-                }
-            }
-            for a in &mut arr {
-                a.push(b']');
-            }
             // Wireshark names 802.1Q tags vlan.* and 802.1ad S-tags ieee8021ad.*; each name
             // gets the first tag of its kind.
             if let Some(q) = eth
@@ -309,7 +341,7 @@ pub fn write_json(
                 .flatten()
                 .find(|v| v.tpid == ETHERTYPE_VLAN)
             {
-                o.u("vlan.priority", q.pcp).u("vlan.id", q.vid);
+                o.u(key!("vlan.priority"), q.pcp).u(key!("vlan.id"), q.vid);
             }
             if let Some(ad) = eth
                 .vlans
@@ -317,223 +349,267 @@ pub fn write_json(
                 .flatten()
                 .find(|v| v.tpid == ETHERTYPE_QINQ)
             {
-                o.u("ieee8021ad.priority", ad.pcp)
-                    .u("ieee8021ad.id", ad.vid);
+                o.u(key!("ieee8021ad.priority"), ad.pcp)
+                    .u(key!("ieee8021ad.id"), ad.vid);
             }
-            o.u("ccreplay.vlan.etype", eth.ether_type)
-                .u("ccreplay.vlan.count", tags as u64)
-                .raw("ccreplay.vlan.tpid", &arr[0])
-                .raw("ccreplay.vlan.pcp", &arr[1])
-                .raw("ccreplay.vlan.vid", &arr[2])
-                .u("ccreplay.roce.priority", outer.pcp);
+            let tags_iter = || eth.vlans.iter().flatten();
+            o.u(key!("ccreplay.vlan.etype"), eth.ether_type)
+                .u(key!("ccreplay.vlan.count"), tags as u64)
+                .u_array(
+                    key!("ccreplay.vlan.tpid"),
+                    tags_iter().map(|v| v.tpid as u64),
+                )
+                .u_array(key!("ccreplay.vlan.pcp"), tags_iter().map(|v| v.pcp as u64))
+                .u_array(key!("ccreplay.vlan.vid"), tags_iter().map(|v| v.vid as u64))
+                .u(key!("ccreplay.roce.priority"), outer.pcp);
         }
     }
     if let Some(ip) = &p.ip {
         match ip.addrs {
             IpAddrs::V4 { src, dst } => {
-                o.ipv4("ip.src", src)
-                    .ipv4("ip.dst", dst)
-                    .u("ip.dsfield.dscp", ip.dscp)
-                    .u("ip.dsfield.ecn", ip.ecn)
-                    .u("ip.hdr_len", ip.header_len as u64)
-                    .u("ip.ttl", ip.ttl);
+                o.ipv4(key!("ip.src"), src)
+                    .ipv4(key!("ip.dst"), dst)
+                    .u(key!("ip.dsfield.dscp"), ip.dscp)
+                    .u(key!("ip.dsfield.ecn"), ip.ecn)
+                    .u(key!("ip.hdr_len"), ip.header_len as u64)
+                    .u(key!("ip.ttl"), ip.ttl);
             }
             IpAddrs::V6 { .. } => {
-                o.display("ipv6.src", ip.addrs.src())
-                    .display("ipv6.dst", ip.addrs.dst())
-                    .u("ipv6.tclass.dscp", ip.dscp)
-                    .u("ipv6.tclass.ecn", ip.ecn)
-                    .u("ipv6.hlim", ip.ttl)
-                    .u("ccreplay.ip.hdr_len", ip.header_len as u64)
+                o.display(key!("ipv6.src"), ip.addrs.src())
+                    .display(key!("ipv6.dst"), ip.addrs.dst())
+                    .u(key!("ipv6.tclass.dscp"), ip.dscp)
+                    .u(key!("ipv6.tclass.ecn"), ip.ecn)
+                    .u(key!("ipv6.hlim"), ip.ttl)
+                    .u(key!("ccreplay.ip.hdr_len"), ip.header_len as u64)
                     .u(
-                        "ccreplay.ip.ext_len",
+                        key!("ccreplay.ip.ext_len"),
                         ip.header_len.saturating_sub(40) as u64,
                     );
                 if let Some(b) = p.data.get(ip.offset + 1..ip.offset + 4) {
                     o.u(
-                        "ipv6.flow",
+                        key!("ipv6.flow"),
                         u32::from_be_bytes([0, b[0] & 0x0F, b[1], b[2]]),
                     );
                 }
             }
         }
-        o.u("ccreplay.offset.ip", ip.offset as u64);
+        o.u(key!("ccreplay.offset.ip"), ip.offset as u64);
     }
     if let Some(udp) = &p.udp {
-        o.u("udp.srcport", udp.src_port)
-            .u("udp.dstport", udp.dst_port)
-            .u("udp.length", udp.length)
-            .u("ccreplay.offset.udp", udp.offset as u64);
+        o.u(key!("udp.srcport"), udp.src_port)
+            .u(key!("udp.dstport"), udp.dst_port)
+            .u(key!("udp.length"), udp.length)
+            .u(key!("ccreplay.offset.udp"), udp.offset as u64);
     }
     let is_roce = p.udp.is_some_and(|u| u.dst_port == udp_port);
-    o.flag("ccreplay.roce", p.roce.is_some() || is_roce);
+    o.flag(key!("ccreplay.roce"), p.roce.is_some() || is_roce);
     // nHop is known even when it is the reason the stack could not be read.
     if let Some(DecodeError {
         kind: ErrorKind::NHopTooLarge { n_hop, .. },
         ..
     }) = p.error
     {
-        o.u("ccreplay.int.nhop", n_hop);
+        o.u(key!("ccreplay.int.nhop"), n_hop);
     }
     if let Some(r) = &p.roce {
         match r.shim {
             Shim::Int(s) => write_int(&mut o, &s, r.offset),
             Shim::RccTimestamp(t) => {
-                o.u("ccreplay.rcc.ts", t)
-                    .u("ccreplay.offset.rcc_shim", r.offset as u64);
+                o.u(key!("ccreplay.rcc.ts"), t)
+                    .u(key!("ccreplay.offset.rcc_shim"), r.offset as u64);
             }
             Shim::None => {}
         }
         let b = &r.bth;
-        o.u("infiniband.bth.opcode", b.opcode().0)
-            .flag("infiniband.bth.se", b.se())
-            .flag("infiniband.bth.m", b.mig_req())
-            .u("infiniband.bth.padcnt", b.pad_cnt())
-            .u("infiniband.bth.tver", b.tver())
-            .u("infiniband.bth.p_key", b.p_key())
-            .flag("ccreplay.bth.fecn", b.fecn())
-            .flag("ccreplay.bth.becn", b.becn())
-            .u("ccreplay.bth.resv6", b.resv6())
-            .u("infiniband.bth.destqp", b.dest_qp())
-            .flag("infiniband.bth.a", b.ack_req())
-            .u("infiniband.bth.reserved7", b.resv7())
-            .u("infiniband.bth.psn", b.psn())
-            .flag("ccreplay.opcode.known", b.opcode().is_known())
-            .words("ccreplay.opcode.name", &opcode_words(b.opcode()))
-            .u("ccreplay.offset.bth", r.bth_offset as u64);
+        let opcode = b.opcode();
+        o.u(key!("infiniband.bth.opcode"), opcode.0)
+            .flag(key!("infiniband.bth.se"), b.se())
+            .flag(key!("infiniband.bth.m"), b.mig_req())
+            .u(key!("infiniband.bth.padcnt"), b.pad_cnt())
+            .u(key!("infiniband.bth.tver"), b.tver())
+            .u(key!("infiniband.bth.p_key"), b.p_key())
+            .flag(key!("ccreplay.bth.fecn"), b.fecn())
+            .flag(key!("ccreplay.bth.becn"), b.becn())
+            .u(key!("ccreplay.bth.resv6"), b.resv6())
+            .u(key!("infiniband.bth.destqp"), b.dest_qp())
+            .flag(key!("infiniband.bth.a"), b.ack_req())
+            .u(key!("infiniband.bth.reserved7"), b.resv7())
+            .u(key!("infiniband.bth.psn"), b.psn())
+            .flag(key!("ccreplay.opcode.known"), opcode.is_known())
+            .words(key!("ccreplay.opcode.name"), &opcode_words(opcode))
+            .u(key!("ccreplay.offset.bth"), r.bth_offset as u64);
         if let Some(h) = r.rdeth() {
-            o.u("infiniband.rdeth.eecnxt", h.ee_context)
-                .u("ccreplay.rdeth.reserved", h.reserved);
+            o.u(key!("infiniband.rdeth.eecnxt"), h.ee_context)
+                .u(key!("ccreplay.rdeth.reserved"), h.reserved);
         }
         if let Some(h) = r.deth() {
-            o.u("infiniband.deth.q_key", h.q_key)
-                .u("ccreplay.deth.reserved", h.reserved)
-                .u("infiniband.deth.srcqp", h.src_qp);
+            o.u(key!("infiniband.deth.q_key"), h.q_key)
+                .u(key!("ccreplay.deth.reserved"), h.reserved)
+                .u(key!("infiniband.deth.srcqp"), h.src_qp);
         }
         if let Some(h) = r.reth() {
-            o.u("infiniband.reth.va", h.va)
-                .u("infiniband.reth.r_key", h.r_key)
-                .u("infiniband.reth.dmalen", h.dma_len);
+            o.u(key!("infiniband.reth.va"), h.va)
+                .u(key!("infiniband.reth.r_key"), h.r_key)
+                .u(key!("infiniband.reth.dmalen"), h.dma_len);
         }
         if let Some(h) = r.atomic_eth() {
-            o.u("ccreplay.atomiceth.va", h.va)
-                .u("ccreplay.atomiceth.r_key", h.r_key)
-                .u("infiniband.atomiceth.swapdt", h.swap_add)
-                .u("infiniband.atomiceth.cmpdt", h.compare);
+            o.u(key!("ccreplay.atomiceth.va"), h.va)
+                .u(key!("ccreplay.atomiceth.r_key"), h.r_key)
+                .u(key!("infiniband.atomiceth.swapdt"), h.swap_add)
+                .u(key!("infiniband.atomiceth.cmpdt"), h.compare);
         }
         if let Some(a) = r.aeth() {
             use ccreplay_codecs::ib::Syndrome;
-            o.u("infiniband.aeth.syndrome", a.syndrome)
-                .u("infiniband.aeth.syndrome.opcode", (a.syndrome >> 5) & 3)
-                .s("ccreplay.aeth.kind", a.decoded().kind_name());
+            o.u(key!("infiniband.aeth.syndrome"), a.syndrome)
+                .u(
+                    key!("infiniband.aeth.syndrome.opcode"),
+                    (a.syndrome >> 5) & 3,
+                )
+                .s(key!("ccreplay.aeth.kind"), a.decoded().kind_name());
             match a.decoded() {
-                Syndrome::Ack { credit } => o.u("infiniband.aeth.syndrome.credit_count", credit),
-                Syndrome::RnrNak { timer } => o.u("infiniband.aeth.syndrome.timer", timer),
+                Syndrome::Ack { credit } => {
+                    o.u(key!("infiniband.aeth.syndrome.credit_count"), credit)
+                }
+                Syndrome::RnrNak { timer } => o.u(key!("infiniband.aeth.syndrome.timer"), timer),
                 Syndrome::Reserved { value } => {
-                    o.u("infiniband.aeth.syndrome.reserved_value", value)
+                    o.u(key!("infiniband.aeth.syndrome.reserved_value"), value)
                 }
                 Syndrome::Nak(code) => o
-                    .u("infiniband.aeth.syndrome.error_code", a.syndrome & 0x1F)
-                    .s("ccreplay.aeth.nak", code.name()),
+                    .u(
+                        key!("infiniband.aeth.syndrome.error_code"),
+                        a.syndrome & 0x1F,
+                    )
+                    .s(key!("ccreplay.aeth.nak"), code.name()),
             };
-            o.u("infiniband.aeth.msn", a.msn);
+            o.u(key!("infiniband.aeth.msn"), a.msn);
         }
         if let Some(v) = r.atomic_ack_eth() {
-            o.u("infiniband.atomicacketh.origremdt", v);
+            o.u(key!("infiniband.atomicacketh.origremdt"), v);
         }
         if let Some(v) = r.imm_dt() {
-            o.u("infiniband.immdt", v);
+            o.u(key!("infiniband.immdt"), v);
         }
         if let Some(v) = r.ieth() {
-            o.u("infiniband.ieth", v);
+            o.u(key!("infiniband.ieth"), v);
         }
         if let Some(c) = r.cnp_reserved {
-            o.flag("ccreplay.cnp.reserved_nonzero", c.iter().any(|&b| b != 0));
+            o.flag(
+                key!("ccreplay.cnp.reserved_nonzero"),
+                c.iter().any(|&b| b != 0),
+            );
         }
-        for (flag, key) in OFFSET_KEYS {
-            if let Some(at) = r.header_offset(flag) {
+        // Extension headers follow BTH in wire order: one walk gives every offset.
+        let layout = opcode.ext_headers();
+        let mut at = r.bth_offset + ccreplay_codecs::ib::BTH_LEN;
+        let mut aeth_at = None;
+        for (flag, key) in &OFFSET_KEYS {
+            if layout.has(*flag) {
                 o.u(key, at as u64);
+                if *flag == ExtHeaders::AETH {
+                    aeth_at = Some(at);
+                }
+                at += ext_len(*flag);
             }
         }
         match r.ack_ext {
             AckExt::Fncc(f) => {
                 // N (2 bytes) then the stack, right after the AETH.
-                let at = r.header_offset(ExtHeaders::AETH).map_or(0, |a| a + 4);
-                o.u("ccreplay.fncc.n", f.n)
-                    .u("ccreplay.offset.fncc_ext", at as u64);
+                let at = aeth_at.map_or(0, |a| a + 4);
+                o.u(key!("ccreplay.fncc.n"), f.n)
+                    .u(key!("ccreplay.offset.fncc_ext"), at as u64);
                 write_int(&mut o, &f.int, at + 2);
             }
             AckExt::Rcc(e) => {
-                let at = r.header_offset(ExtHeaders::AETH).map_or(0, |a| a + 4);
-                o.u("ccreplay.rcc.cwnd", e.cwnd)
-                    .u("ccreplay.rcc.n", e.n)
-                    .u("ccreplay.rcc.flags", e.flags)
-                    .u("ccreplay.rcc.reserved", e.reserved)
-                    .u("ccreplay.offset.rcc_ext", at as u64);
+                let at = aeth_at.map_or(0, |a| a + 4);
+                o.u(key!("ccreplay.rcc.cwnd"), e.cwnd)
+                    .u(key!("ccreplay.rcc.n"), e.n)
+                    .u(key!("ccreplay.rcc.flags"), e.flags)
+                    .u(key!("ccreplay.rcc.reserved"), e.reserved)
+                    .u(key!("ccreplay.offset.rcc_ext"), at as u64);
             }
             AckExt::None => {
                 // An FNCC extension that could not be read whole: N is still worth showing.
-                if let (Some(aeth), ccreplay_codecs::Dialect::Fncc) =
-                    (r.header_offset(ExtHeaders::AETH), dialect)
+                if let (Some(aeth), ccreplay_codecs::Dialect::Fncc) = (aeth_at, dialect)
                     && let Some(n) = p.data.get(aeth + 4..aeth + 6)
                 {
-                    o.u("ccreplay.fncc.n", u16::from_be_bytes([n[0], n[1]]));
+                    o.u(key!("ccreplay.fncc.n"), u16::from_be_bytes([n[0], n[1]]));
                 }
             }
         }
         let payload_at = r.payload_offset;
-        let len_key = if b.opcode().is_known() {
-            "ccreplay.payload.len"
+        let len_key = if opcode.is_known() {
+            key!("ccreplay.payload.len")
         } else {
-            "ccreplay.opaque.len"
+            key!("ccreplay.opaque.len")
         };
         o.u(len_key, r.payload.len() as u64)
-            .u("ccreplay.offset.payload", payload_at as u64);
+            .u(key!("ccreplay.offset.payload"), payload_at as u64);
         if let Some(crc) = r.icrc_field() {
             o.u(
-                "ccreplay.offset.icrc",
+                key!("ccreplay.offset.icrc"),
                 (payload_at + r.payload.len() + r.pad.len()) as u64,
             )
-            .u("infiniband.invariant.crc", crc);
+            .u(key!("infiniband.invariant.crc"), crc);
         }
         if let Some((computed, found)) = icrc {
-            o.flag("ccreplay.icrc.valid", computed == found)
-                .u("ccreplay.icrc.computed", computed);
+            o.flag(key!("ccreplay.icrc.valid"), computed == found)
+                .u(key!("ccreplay.icrc.computed"), computed);
         }
     }
     if let Some(pfc) = &p.pfc {
-        o.u("macc.opcode", ccreplay_codecs::pfc::PFC_OPCODE)
-            .u("macc.cbfc.enbv", pfc.class_enable);
+        o.u(key!("macc.opcode"), ccreplay_codecs::pfc::PFC_OPCODE)
+            .u(key!("macc.cbfc.enbv"), pfc.class_enable);
         for (i, k) in PFC_KEYS.iter().enumerate() {
-            o.flag(k[0], pfc.class_enable & (1 << i) != 0)
-                .u(k[1], pfc.quanta[i])
-                .flag(k[2], pfc.paused(i))
-                .u(k[3], pfc.pause_ns(i, pfc_link_bps));
+            o.flag(&k[0], pfc.class_enable & (1 << i) != 0)
+                .u(&k[1], pfc.quanta[i])
+                .flag(&k[2], pfc.paused(i))
+                .u(&k[3], pfc.pause_ns(i, pfc_link_bps));
         }
     }
     if let Some(e) = &p.error {
-        o.s("ccreplay.error.layer", e.layer.name())
-            .u("ccreplay.error.offset", e.offset as u64)
-            .s("ccreplay.error.reason", e.kind.reason())
-            .display("ccreplay.error.message", e);
+        o.s(key!("ccreplay.error.layer"), e.layer.name())
+            .u(key!("ccreplay.error.offset"), e.offset as u64)
+            .s(key!("ccreplay.error.reason"), e.kind.reason())
+            .display(key!("ccreplay.error.message"), e);
     }
     if let Some(w) = &p.warning {
-        o.u("ccreplay.warnings", p.warnings)
-            .s("ccreplay.warning.layer", w.layer.name())
-            .u("ccreplay.warning.offset", w.offset as u64)
-            .display("ccreplay.warning.message", w);
+        o.u(key!("ccreplay.warnings"), p.warnings)
+            .s(key!("ccreplay.warning.layer"), w.layer.name())
+            .u(key!("ccreplay.warning.offset"), w.offset as u64)
+            .display(key!("ccreplay.warning.message"), w);
     }
     o.end();
 }
 
-fn write_text(buf: &mut Vec<u8>, rec: &Record<'_>, p: &Packet<'_>, icrc: Option<(u32, u32)>) {
+/// Bytes of the extension header `flag` (wire.md 3).
+const fn ext_len(flag: u16) -> usize {
+    use ccreplay_codecs::ib::CNP_RESERVED_LEN;
+    use ccreplay_codecs::ib::ext::{
+        AETH_LEN, ATOMIC_ACK_ETH_LEN, ATOMIC_ETH_LEN, DETH_LEN, IETH_LEN, IMM_DT_LEN, RDETH_LEN,
+        RETH_LEN,
+    };
+    match flag {
+        ExtHeaders::RDETH => RDETH_LEN,
+        ExtHeaders::DETH => DETH_LEN,
+        ExtHeaders::RETH => RETH_LEN,
+        ExtHeaders::ATOMIC_ETH => ATOMIC_ETH_LEN,
+        ExtHeaders::AETH => AETH_LEN,
+        ExtHeaders::ATOMIC_ACK_ETH => ATOMIC_ACK_ETH_LEN,
+        ExtHeaders::IMM_DT => IMM_DT_LEN,
+        ExtHeaders::IETH => IETH_LEN,
+        ExtHeaders::CNP => CNP_RESERVED_LEN,
+        _ => 0,
+    }
+}
+
+fn write_text(buf: &mut LineBuf, rec: &Record<'_>, p: &Packet<'_>, icrc: Option<(u32, u32)>) {
     let secs = rec.ts_ns / 1_000_000_000;
     let ns = rec.ts_ns % 1_000_000_000;
     let _ = write!(buf, "{:>7} {secs}.{ns:09} ", rec.frame_number);
     if let Some(ip) = &p.ip {
         let _ = write!(buf, "{} -> {} ", ip.addrs.src(), ip.addrs.dst());
         if ip.ecn == 3 {
-            buf.extend_from_slice(b"[CE] ");
+            buf.extend(b"[CE] ");
         }
     }
     if let Some(r) = &p.roce {
@@ -546,7 +622,7 @@ fn write_text(buf: &mut Vec<u8>, rec: &Record<'_>, p: &Packet<'_>, icrc: Option<
             b.psn()
         );
         if b.becn() {
-            buf.extend_from_slice(b" BECN");
+            buf.extend(b" BECN");
         }
         if let Some(a) = r.aeth() {
             let _ = write!(buf, " {} msn={}", a.decoded().kind_name(), a.msn);
@@ -561,7 +637,7 @@ fn write_text(buf: &mut Vec<u8>, rec: &Record<'_>, p: &Packet<'_>, icrc: Option<
             for h in s.hops() {
                 let _ = write!(buf, " q={}B", h.qlen_bytes());
             }
-            buf.push(b']');
+            buf.extend(b"]");
         }
         match r.ack_ext {
             AckExt::Fncc(f) => {
@@ -590,7 +666,7 @@ fn write_text(buf: &mut Vec<u8>, rec: &Record<'_>, p: &Packet<'_>, icrc: Option<
             pfc.class_enable, pfc.quanta
         );
     } else if p.ip.is_none() && p.error.is_none() {
-        buf.extend_from_slice(b"(not IP)");
+        buf.extend(b"(not IP)");
     }
     if let Some(e) = &p.error {
         let _ = write!(buf, "  !! {e}");
@@ -598,7 +674,7 @@ fn write_text(buf: &mut Vec<u8>, rec: &Record<'_>, p: &Packet<'_>, icrc: Option<
     if let Some(w) = &p.warning {
         let _ = write!(buf, "  (warning: {w})");
     }
-    buf.push(b'\n');
+    buf.extend(b"\n");
 }
 
 fn write_json_summary(buf: &mut Vec<u8>, s: &Summary) {
@@ -673,5 +749,66 @@ fn write_text_summary(buf: &mut Vec<u8>, s: &Summary) {
     }
     if let Some(e) = &s.capture_error {
         let _ = writeln!(buf, "capture ended early: {e}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Output bytes and summary of `inspect` with `workers` threads.
+    fn inspect_with(
+        path: &str,
+        dialect: ccreplay_codecs::Dialect,
+        format: Format,
+        workers: usize,
+    ) -> (Vec<u8>, Summary) {
+        let opts = InspectOptions {
+            decode: DecodeConfig::for_dialect(dialect),
+            format,
+            pfc_link_bps: 100_000_000_000,
+        };
+        let mut out = Vec::new();
+        let s = run_with_workers(path, &opts, &mut out, workers).expect("inspect");
+        (out, s)
+    }
+
+    // Captures of several batches (more than BATCH_RECORDS records) and with malformed
+    // packets: the bytes written must not depend on how many threads decoded them.
+    #[test]
+    fn output_does_not_depend_on_threads() {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+        for (file, dialect) in [
+            ("traces/hpcc_dumbbell.pcap", ccreplay_codecs::Dialect::Hpcc),
+            (
+                "tests/fixtures/malformed.pcap",
+                ccreplay_codecs::Dialect::Roce,
+            ),
+            (
+                "tests/fixtures/roce_linktypes_multi.pcapng",
+                ccreplay_codecs::Dialect::Roce,
+            ),
+        ] {
+            let path = format!("{root}/{file}");
+            for format in [Format::Json, Format::Text] {
+                let (one, s1) = inspect_with(&path, dialect, format, 1);
+                assert!(s1.packets > 0, "{file}");
+                for workers in [2, 3] {
+                    let (many, s) = inspect_with(&path, dialect, format, workers);
+                    assert_eq!(s, s1, "{file}: summary with {workers} threads");
+                    assert!(one == many, "{file}: output with {workers} threads differs");
+                }
+            }
+        }
+        let (_, s) = inspect_with(
+            &format!("{root}/traces/hpcc_dumbbell.pcap"),
+            ccreplay_codecs::Dialect::Hpcc,
+            Format::Json,
+            2,
+        );
+        assert!(
+            s.packets > crate::extract::BATCH_RECORDS as u64 * 2,
+            "several batches"
+        );
     }
 }

@@ -111,6 +111,16 @@ pub fn for_each_event(
     trace: &Trace,
     sink: impl FnMut(&Event),
 ) -> Result<(FlowTable, ExtractReport), ExtractError> {
+    for_each_event_jobs(trace, 1, sink)
+}
+
+/// [`for_each_event`] with the capture decoded on `jobs` threads: the same events, in the
+/// same order.
+pub fn for_each_event_jobs(
+    trace: &Trace,
+    jobs: usize,
+    sink: impl FnMut(&Event),
+) -> Result<(FlowTable, ExtractReport), ExtractError> {
     if trace.manifest.events.is_some() {
         return crate::events_in::for_each_event(trace, sink); // an events file, not a capture
     }
@@ -121,26 +131,112 @@ pub fn for_each_event(
         None => extract::build_flow_table(&trace.capture, &trace.manifest)?,
     };
     let cfg = trace.manifest.decode_config();
-    let report = extract::stream_events(
+    let report = extract::stream_events_jobs(
         &trace.capture,
         &cfg,
         &trace.manifest.capture_point,
         &mut table,
         report,
+        jobs,
         sink,
     )?;
     Ok((table, report))
 }
 
-/// One flow's model instance and the decisions it made in the current chunk.
+/// One flow's model instance, its events waiting in the current chunk (parallel replay only)
+/// and the decisions it made in the current chunk.
 struct FlowRun {
     dut: ModelDut<dyn Model + Send>,
     events: Vec<Event>,
     out: Vec<Decision>,
 }
 
+/// The per-flow runs of a replay and the ordering of their decisions.
+struct Runs<'t> {
+    trace: &'t Trace,
+    spec: &'t ModelSpec,
+    runs: Vec<Option<FlowRun>>,
+    /// (time, flow, order within the flow) of the chunk's decisions: sorted, it is the output
+    /// order (small keys: the decisions themselves are not moved).
+    order: Vec<(u64, u32, u32)>,
+}
+
+impl Runs<'_> {
+    /// The run of flow `f`, its model built on first use.
+    fn get(&mut self, f: usize) -> Result<&mut FlowRun, ReplayError> {
+        if self.runs.len() <= f {
+            self.runs.resize_with(f + 1, || None);
+        }
+        let slot = &mut self.runs[f];
+        if slot.is_none() {
+            *slot = Some(FlowRun {
+                dut: ModelDut::new(build_model(self.trace, self.spec)?),
+                events: Vec::new(),
+                out: Vec::new(),
+            });
+        }
+        match slot {
+            Some(r) => Ok(r),
+            None => unreachable!("filled above"),
+        }
+    }
+
+    /// End a chunk: fire every timer due before `until_ns` (exclusive) — or, at the end of the
+    /// trace, up to `until_ns` inclusive — and write the chunk's decisions in (time, flow,
+    /// order) order. With a pool, the events buffered per flow run first, flows in parallel.
+    fn flush(
+        &mut self,
+        pool: Option<&rayon::ThreadPool>,
+        until_ns: u64,
+        end: bool,
+        sink: &mut dyn FnMut(&Decision) -> std::io::Result<()>,
+        stats: &mut ReplayStats,
+    ) -> Result<(), ReplayError> {
+        let finish = |r: &mut FlowRun| {
+            for ev in r.events.drain(..) {
+                let _ = r.dut.event(&ev, &mut r.out);
+            }
+            if end {
+                let _ = r.dut.finish(until_ns, &mut r.out);
+            } else if until_ns > 0 {
+                let _ = r.dut.finish(until_ns - 1, &mut r.out);
+            }
+        };
+        match pool {
+            Some(pool) => pool.install(|| self.runs.par_iter_mut().flatten().for_each(finish)),
+            None => self.runs.iter_mut().flatten().for_each(finish),
+        }
+        self.order.clear();
+        for (flow, r) in self.runs.iter().enumerate() {
+            if let Some(r) = r {
+                self.order.extend(
+                    r.out
+                        .iter()
+                        .enumerate()
+                        .map(|(i, d)| (d.t_ns, flow as u32, i as u32)),
+                );
+            }
+        }
+        // Keys are distinct: an unstable sort gives the one order.
+        self.order.sort_unstable();
+        stats.decisions += self.order.len() as u64;
+        for &(_, flow, i) in &self.order {
+            if let Some(Some(r)) = self.runs.get(flow as usize)
+                && let Some(d) = r.out.get(i as usize)
+            {
+                sink(d)?;
+            }
+        }
+        for r in self.runs.iter_mut().flatten() {
+            r.out.clear();
+        }
+        Ok(())
+    }
+}
+
 /// Replay a trace through the reference model `spec`, passing every decision to `sink` in the
-/// documented order. `jobs` > 1 runs flows in parallel; the output is the same.
+/// documented order. `jobs` > 1 decodes the capture and runs flows in parallel; the output is
+/// the same.
 pub fn replay_reference(
     trace: &Trace,
     spec: &ModelSpec,
@@ -152,108 +248,56 @@ pub fn replay_reference(
         let mut dut = ModelDut::new(probe);
         return replay_dut(trace, &mut dut, sink);
     }
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(jobs.max(1))
-        .build()
-        .map_err(|e| std::io::Error::other(e.to_string()))?;
-    let mut runs: Vec<Option<FlowRun>> = Vec::new();
-    let mut chunk: Vec<Event> = Vec::with_capacity(CHUNK_EVENTS);
+    let pool = if jobs > 1 {
+        Some(
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(jobs)
+                .build()
+                .map_err(|e| std::io::Error::other(e.to_string()))?,
+        )
+    } else {
+        None
+    };
+    let mut runs = Runs {
+        trace,
+        spec,
+        runs: Vec::new(),
+        order: Vec::new(),
+    };
     let mut stats = ReplayStats::default();
     let mut failure: Option<ReplayError> = None;
-    let mut merged: Vec<(u64, u32, u32, Decision)> = Vec::new();
-
-    // Run the chunk's events per flow, fire timers due before `until_ns` (exclusive), and
-    // write the chunk's decisions in (time, flow, order) order.
-    let mut flush = |chunk: &mut Vec<Event>,
-                     runs: &mut Vec<Option<FlowRun>>,
-                     until_ns: Option<u64>,
-                     end: bool,
-                     sink: &mut dyn FnMut(&Decision) -> std::io::Result<()>,
-                     stats: &mut ReplayStats|
-     -> Result<(), ReplayError> {
-        for ev in chunk.drain(..) {
-            let f = ev.flow as usize;
-            if runs.len() <= f {
-                runs.resize_with(f + 1, || None);
-            }
-            if runs[f].is_none() {
-                runs[f] = Some(FlowRun {
-                    dut: ModelDut::new(build_model(trace, spec)?),
-                    events: Vec::new(),
-                    out: Vec::new(),
-                });
-            }
-            if let Some(r) = runs[f].as_mut() {
-                r.events.push(ev);
-            }
+    let mut in_chunk = 0usize;
+    let mut last_t = 0u64;
+    let mut on_event = |ev: &Event| -> Result<(), ReplayError> {
+        stats.events += 1;
+        // Chunks never split one timestamp.
+        if in_chunk >= CHUNK_EVENTS && ev.t_ns > last_t {
+            runs.flush(pool.as_ref(), ev.t_ns, false, &mut sink, &mut stats)?;
+            in_chunk = 0;
         }
-        pool.install(|| {
-            runs.par_iter_mut().flatten().for_each(|r| {
-                for ev in r.events.drain(..) {
-                    let _ = r.dut.event(&ev, &mut r.out);
-                }
-                match (until_ns, end) {
-                    (_, true) => {}
-                    (Some(t), false) if t > 0 => {
-                        let _ = r.dut.finish(t - 1, &mut r.out);
-                    }
-                    _ => {}
-                }
-            })
-        });
-        merged.clear();
-        for (flow, r) in runs.iter_mut().enumerate() {
-            if let Some(r) = r {
-                if end {
-                    let _ = r.dut.finish(until_ns.unwrap_or(0), &mut r.out);
-                }
-                for (i, d) in r.out.drain(..).enumerate() {
-                    merged.push((d.t_ns, flow as u32, i as u32, d));
-                }
-            }
-        }
-        merged.sort_unstable_by_key(|(t, f, i, _)| (*t, *f, *i));
-        stats.decisions += merged.len() as u64;
-        for (_, _, _, d) in &merged {
-            sink(d)?;
+        last_t = ev.t_ns;
+        in_chunk += 1;
+        let r = runs.get(ev.flow as usize)?;
+        if pool.is_some() {
+            r.events.push(*ev);
+        } else {
+            // One core: the flow's model takes the event now (the same calls, in the same
+            // order per flow, as buffering it to the end of the chunk).
+            let _ = r.dut.event(ev, &mut r.out);
         }
         Ok(())
     };
-
-    let mut last_t = 0u64;
-    let (table, report) = for_each_event(trace, |ev| {
-        if failure.is_some() {
-            return;
-        }
-        stats.events += 1;
-        if chunk.len() >= CHUNK_EVENTS
-            && ev.t_ns > last_t
-            && let Err(e) = flush(
-                &mut chunk,
-                &mut runs,
-                Some(ev.t_ns),
-                false,
-                &mut sink,
-                &mut stats,
-            )
+    let (table, report) = for_each_event_jobs(trace, jobs, |ev| {
+        if failure.is_none()
+            && let Err(e) = on_event(ev)
         {
             failure = Some(e);
-            return;
         }
-        last_t = ev.t_ns;
-        chunk.push(*ev);
     })?;
     if let Some(e) = failure {
         return Err(e);
     }
-    flush(
-        &mut chunk,
-        &mut runs,
-        Some(last_t),
-        true,
-        &mut sink,
-        &mut stats,
-    )?;
+    runs.flush(pool.as_ref(), last_t, true, &mut sink, &mut stats)?;
     stats.flows = table;
     stats.extract = report;
     Ok(stats)
@@ -359,4 +403,29 @@ pub fn divergence_events(
         }
     });
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Decoding on several threads gives the same events in the same order, and the same
+    // report, in both extraction modes (one pass with [[flows]], two passes without).
+    #[test]
+    fn events_do_not_depend_on_decode_threads() {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+        for name in ["hpcc_dumbbell", "rcc_receiver", "roce_dcqcn"] {
+            let trace = Trace::load(Path::new(&format!("{root}/traces/{name}.toml"))).unwrap();
+            let mut one = Vec::new();
+            let (t1, r1) = for_each_event_jobs(&trace, 1, |e| one.push(*e)).unwrap();
+            assert!(one.len() > 1000, "{name}");
+            for jobs in [2, 3] {
+                let mut many = Vec::new();
+                let (t, r) = for_each_event_jobs(&trace, jobs, |e| many.push(*e)).unwrap();
+                assert_eq!(many, one, "{name}: events with {jobs} threads");
+                assert_eq!(r, r1, "{name}: report");
+                assert_eq!(t.flows, t1.flows, "{name}: flows");
+            }
+        }
+    }
 }
