@@ -8,6 +8,7 @@ pub mod dut;
 pub mod events_in;
 pub mod extract;
 pub mod golden;
+pub mod import;
 pub mod inspect;
 pub mod intern;
 pub mod jsonl;

@@ -91,6 +91,32 @@ The page needs no network (no script, no external CSS or fonts); docs/report.md.
 Exit status: as `diff` / `check` (0 conformant, 1 differences, 2 bad input, 3 DUT failed);
 `report sim`: 0 written, 2 bad input.")]
     Report(ReportArgs),
+    /// Import another tool's output as events files with manifests (docs/import.md).
+    #[command(subcommand)]
+    Import(ImportCommand),
+}
+
+#[derive(Subcommand)]
+enum ImportCommand {
+    /// The ns-3 simulator of the HPCC paper: its config.txt, topology, flows and mix.tr.
+    #[command(after_help = "Examples:
+  ccreplay import ns3 mix/config.txt --out imported/
+  ccreplay replay imported/sender_0.toml
+
+Exit status: 0 imported; 2 a file is missing or bad (named with its line or byte offset).")]
+    Ns3(ImportNs3Args),
+}
+
+#[derive(Args)]
+struct ImportNs3Args {
+    /// The simulator's config file (it names the topology, flow, trace and mix.tr files).
+    config: PathBuf,
+    /// Output folder for the events files and manifests.
+    #[arg(long)]
+    out: PathBuf,
+    /// Read this binary trace instead of the config's TRACE_OUTPUT_FILE.
+    #[arg(long)]
+    mix: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -323,6 +349,7 @@ fn main() -> ExitCode {
         Command::Inspect(a) => run_inspect(a),
         Command::Synth(a) => run_synth(a),
         Command::Report(a) => run_report(a),
+        Command::Import(ImportCommand::Ns3(a)) => run_import_ns3(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),
@@ -939,5 +966,31 @@ fn run_synth(a: SynthArgs) -> Result<u8, Failure> {
     for p in written {
         println!("wrote {}", p.display());
     }
+    Ok(0)
+}
+
+fn run_import_ns3(a: ImportNs3Args) -> Result<u8, Failure> {
+    let opts = ccreplay::import::ns3::Options {
+        config: a.config,
+        out: a.out,
+        mix: a.mix,
+    };
+    let s = ccreplay::import::ns3::import(&opts).map_err(|e| {
+        Failure::input(
+            e,
+            "the config names its files as the simulator reads them; see docs/import.md"
+                .to_string(),
+        )
+    })?;
+    for w in &s.warnings {
+        eprintln!("ccreplay: warning: {w}");
+    }
+    for p in &s.written {
+        println!("wrote {}", p.display());
+    }
+    eprintln!(
+        "ccreplay: {} records, {} events ({} records ignored)",
+        s.records, s.events, s.ignored_records
+    );
     Ok(0)
 }
