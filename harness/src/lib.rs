@@ -17,4 +17,4 @@ pub mod models;
 pub mod protocol;
 pub mod replay;
 pub mod report;
-pub mod synth;
+pub mod sim;

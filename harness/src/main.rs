@@ -19,7 +19,7 @@ use ccreplay::inspect::{self, Format, InspectOptions};
 use ccreplay::models;
 use ccreplay::protocol;
 use ccreplay::replay::{self, ReplayError, Trace};
-use ccreplay::synth;
+use ccreplay::sim;
 use ccreplay_codecs::shim::{IntConfig, IntLayout};
 use ccreplay_codecs::{DecodeConfig, Dialect};
 
@@ -74,7 +74,15 @@ Review the change with `git diff golden/` before committing it.")]
 Exit status: 0 read to the end; 1 with --strict when a packet was malformed;
 2 when the file cannot be read.")]
     Inspect(InspectArgs),
-    /// Regenerate the bundled synthetic traces (deterministic, from their seeds; docs/synth.md).
+    /// Run a scenario through the network simulator: a pcap + manifest per tap, metrics.json.
+    #[command(after_help = "Examples:
+  ccreplay sim scenarios/hpcc_incast_16.toml --out out/hpcc_incast_16
+  ccreplay sim scenarios/dcqcn_incast_pfc.toml --out /tmp/pfc --seed 7
+
+The captures replay with `ccreplay replay/check`; docs/sim.md, docs/metrics.md.
+Exit status: 0 written, 2 bad scenario or output folder.")]
+    Sim(SimArgs),
+    /// Regenerate the bundled traces from the bundled scenarios (scenarios/bundled; docs/sim.md).
     #[command(after_help = "Examples:
   ccreplay synth                       # every bundled scenario into traces/
   ccreplay synth hpcc_dumbbell --out /tmp/t
@@ -154,6 +162,18 @@ enum ReportWhat {
         #[arg(long, value_name = "DIR")]
         svg_dir: Option<PathBuf>,
     },
+}
+
+#[derive(Args)]
+struct SimArgs {
+    /// The scenario file (TOML; docs/sim.md).
+    scenario: PathBuf,
+    /// Output folder (created if needed).
+    #[arg(long)]
+    out: PathBuf,
+    /// Seed instead of the scenario's.
+    #[arg(long)]
+    seed: Option<u64>,
 }
 
 #[derive(Args)]
@@ -347,6 +367,7 @@ fn main() -> ExitCode {
         Command::Diff(a) => run_diff(a),
         Command::Bless(a) => run_bless(a),
         Command::Inspect(a) => run_inspect(a),
+        Command::Sim(a) => run_sim(a),
         Command::Synth(a) => run_synth(a),
         Command::Report(a) => run_report(a),
         Command::Import(ImportCommand::Ns3(a)) => run_import_ns3(a),
@@ -949,17 +970,25 @@ fn run_inspect(a: InspectArgs) -> Result<u8, Failure> {
     }
 }
 
+fn run_sim(a: SimArgs) -> Result<u8, Failure> {
+    let hint = || "docs/sim.md describes scenario files".to_string();
+    let written = sim::run_cli(&a.scenario, &a.out, a.seed, io::stderr().is_terminal())
+        .map_err(|e| Failure::input(e, hint()))?;
+    for p in written {
+        println!("wrote {}", p.display());
+    }
+    Ok(0)
+}
+
 fn run_synth(a: SynthArgs) -> Result<u8, Failure> {
-    let hint = || format!("scenarios: {}", synth::SCENARIOS.join(", "));
-    std::fs::create_dir_all(&a.out)
-        .map_err(|e| Failure::input(format!("{}: {e}", a.out.display()), None))?;
+    let hint =
+        || "bundled scenarios: roce_dcqcn, hpcc_dumbbell, fncc_dumbbell, rcc_dumbbell".to_string();
     let written = if a.scenarios.is_empty() {
-        synth::generate_bundled(&a.out).map_err(|e| Failure::input(e, hint()))?
+        sim::generate_bundled(&a.out).map_err(|e| Failure::input(e, hint()))?
     } else {
         let mut w = Vec::new();
         for name in &a.scenarios {
-            let sc = synth::scenario(name).map_err(|e| Failure::input(e, hint()))?;
-            w.extend(synth::generate(&sc, &a.out).map_err(|e| Failure::input(e, hint()))?);
+            w.extend(sim::generate_one(name, &a.out).map_err(|e| Failure::input(e, hint()))?);
         }
         w
     };

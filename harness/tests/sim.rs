@@ -1,28 +1,34 @@
-//! The trace generator (`ccreplay::synth`) and the bundled traces in `traces/`.
+//! `ccreplay sim` (`ccreplay::sim`) and the bundled traces in `traces/`, which are the taps of
+//! the scenarios in `scenarios/bundled/`.
 //!
-//! - The committed traces are exactly what the generator writes (determinism), and
+//! - The committed traces are exactly what the simulator writes (determinism), and
 //!   `regenerate_bundled_traces` (ignored) rewrites them.
-//! - Every frame decodes with its manifest's dialect, with a valid ICRC and the QP conventions of
-//!   wire.md 3; the manifests parse and name models that build.
-//! - Replaying a trace with the harness reproduces, decision for decision, what the closed-loop
-//!   model decided while the trace was generated: the capture holds everything the model saw.
+//! - Every frame decodes with its manifest's dialect, with a valid ICRC and the QP conventions
+//!   of docs/sim.md; the manifests parse and name models that build.
+//! - Closed-loop agreement: replaying a tap with the harness reproduces, decision for decision,
+//!   what the simulated host's model decided: the capture holds everything the model saw.
 //! - Physical figures computed by hand from the topology (serialisation, base RTT, INT fields,
-//!   one-way delay, RCC fair shares) are found in the captures.
+//!   one-way delay, RCC fair shares, CNP spacing) are found in the captures.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use ccreplay::manifest::{CapturePoint, Manifest};
 use ccreplay::replay::{self, Trace};
-use ccreplay::synth::{self, Cc, EPOCH_NS, Scenario, SynthError};
+use ccreplay::sim::{self, Scenario, SimError};
 use ccreplay_codecs::capture::CaptureReader;
 use ccreplay_codecs::packet::{AckExt, Packet, Shim};
 use ccreplay_codecs::shim::int::IntHop;
 use ccreplay_codecs::{DecodeConfig, Dialect};
+use ccreplay_reference_cc::net::EPOCH_NS;
 use ccreplay_reference_cc::{Cause, Decision};
 
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
 fn traces_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../traces")
+    root().join("traces")
 }
 
 /// A fresh folder for this process (several `cargo test` runs may share the target folder).
@@ -33,28 +39,37 @@ fn tmp_dir(name: &str) -> PathBuf {
     d
 }
 
-/// Every bundled trace: (scenario name, capture stem).
-const BUNDLED: &[(&str, &str)] = &[
-    ("roce_dcqcn", "roce_dcqcn"),
-    ("hpcc_dumbbell", "hpcc_dumbbell"),
-    ("fncc_dumbbell", "fncc_dumbbell"),
-    ("rcc_dumbbell", "rcc_sender"),
-    ("rcc_dumbbell", "rcc_receiver"),
+/// Every bundled trace: (scenario name, capture stem, model that drove the loop, receiver?).
+const BUNDLED: &[(&str, &str, &str, bool)] = &[
+    ("roce_dcqcn", "roce_dcqcn", "dcqcn", false),
+    ("hpcc_dumbbell", "hpcc_dumbbell", "hpcc", false),
+    ("fncc_dumbbell", "fncc_dumbbell", "fncc", false),
+    ("rcc_dumbbell", "rcc_sender", "rcc-sender", false),
+    ("rcc_dumbbell", "rcc_receiver", "rcc-receiver", true),
 ];
 
-/// Rewrite `traces/` from the generator: `cargo test -p ccreplay --test synth -- --ignored
-/// regenerate_bundled_traces`.
+/// Rewrite `traces/` from the bundled scenarios: `cargo test -p ccreplay --test sim --
+/// --ignored regenerate_bundled_traces` (or `ccreplay synth`).
 #[test]
-#[ignore = "writes into traces/; run it after a reviewed generator change"]
+#[ignore = "writes into traces/; run it after a reviewed simulator change"]
 fn regenerate_bundled_traces() {
-    let manifests = synth::generate_bundled(&traces_dir()).unwrap();
+    let manifests = sim::generate_bundled(&traces_dir()).unwrap();
     assert_eq!(manifests.len(), BUNDLED.len());
 }
 
 #[test]
+fn bundled_scenario_files_are_the_compiled_ones() {
+    for (name, text) in sim::BUNDLED {
+        let on_disk =
+            std::fs::read_to_string(root().join(format!("scenarios/bundled/{name}.toml"))).unwrap();
+        assert_eq!(&on_disk, text, "{name}");
+    }
+}
+
+#[test]
 fn regenerating_gives_the_committed_bytes() {
-    let dir = tmp_dir("synth-bundled");
-    let manifests = synth::generate_bundled(&dir).unwrap();
+    let dir = tmp_dir("sim-bundled");
+    let manifests = sim::generate_bundled(&dir).unwrap();
     let stems: Vec<String> = manifests
         .iter()
         .map(|m| m.file_stem().unwrap().to_string_lossy().into_owned())
@@ -69,9 +84,9 @@ fn regenerating_gives_the_committed_bytes() {
                 .unwrap_or_else(|e| panic!("traces/{name}: {e} (run regenerate_bundled_traces)"));
             assert!(
                 fresh == committed,
-                "traces/{name} differs from what the generator writes now; if the change is \
-                 intended, run `cargo test -p ccreplay --test synth -- --ignored \
-                 regenerate_bundled_traces` and review"
+                "traces/{name} differs from what the simulator writes now; if the change is \
+                 intended, run `cargo test -p ccreplay --test sim -- --ignored \
+                 regenerate_bundled_traces`, review, and re-bless golden/"
             );
         }
     }
@@ -80,23 +95,24 @@ fn regenerating_gives_the_committed_bytes() {
 
 #[test]
 fn two_runs_are_identical() {
-    for s in synth::bundled() {
-        let (a, b) = (s.simulate().unwrap(), s.simulate().unwrap());
-        for (x, y) in a.captures.iter().zip(&b.captures) {
-            assert!(x.pcap == y.pcap && x.manifest == y.manifest, "{}", x.stem);
-        }
-        assert_eq!(a.sender_decisions, b.sender_decisions);
-        assert_eq!(a.stats, b.stats);
+    let s = sim::bundled("rcc_dumbbell").unwrap();
+    let a = sim::simulate(&s, None, &mut |_| {}).unwrap();
+    let b = sim::simulate(&s, None, &mut |_| {}).unwrap();
+    for (x, y) in a.captures.iter().zip(&b.captures) {
+        assert!(x.pcap == y.pcap && x.manifest == y.manifest, "{}", x.stem);
+        assert_eq!(x.decisions, y.decisions);
     }
+    assert_eq!(a.metrics, b.metrics);
 }
 
+/// The issue's bound: every bundled trace is at most 5 MB.
 #[test]
 fn bundled_traces_stay_small() {
-    for (_, stem) in BUNDLED {
+    for (_, stem, _, _) in BUNDLED {
         let len = std::fs::metadata(traces_dir().join(format!("{stem}.pcap")))
             .unwrap()
             .len();
-        assert!(len <= 2_200_000, "{stem}.pcap is {len} bytes");
+        assert!(len <= 5_000_000, "{stem}.pcap is {len} bytes");
     }
 }
 
@@ -106,7 +122,7 @@ fn load(stem: &str) -> (Manifest, Vec<u8>) {
     (m, pcap)
 }
 
-/// (ns since the first record, frame bytes) of every record.
+/// (absolute ns, frame bytes) of every record.
 fn records(pcap: &[u8]) -> Vec<(u64, Vec<u8>)> {
     let mut r = CaptureReader::from_slice(pcap).unwrap();
     let mut out = Vec::new();
@@ -148,46 +164,48 @@ fn manifests_parse_and_name_buildable_models() {
         assert_eq!(names, models, "{stem}");
         for spec in &m.models {
             ccreplay::models::build(&spec.name, &m.model_params(spec))
-                .unwrap_or_else(|e| panic!("{stem}: {e}"));
+                .unwrap_or_else(|e| panic!("{stem}/{}: {e}", spec.name));
         }
-        assert_eq!(m.source.kind, "synthesized");
-        assert!(m.source.generator.starts_with("ccreplay synth "), "{stem}");
-        assert!(m.source.seed.is_some());
-        assert_eq!(m.flows.len(), 3, "{stem}");
-        // Sender side: the 25G host link; receiver side: the 10G receiver link.
-        let link = if point == "sender" {
-            25_000_000_000
-        } else {
-            10_000_000_000
-        };
-        assert_eq!(m.network.link_rate_bps, link, "{stem}");
-        assert_eq!(m.network.mtu_bytes, 1000);
+        // The tapped sender h0 sends scenario flows 0, 1 and 3 (flow 2 is h1's): QPs
+        // 0x100001 + f and 0x200001 + f (docs/sim.md "Addresses").
+        if point == "sender" {
+            let qps: Vec<(u32, u32)> = m.flows.iter().map(|f| (f.local_qp, f.remote_qp)).collect();
+            assert_eq!(
+                qps,
+                [
+                    (0x100001, 0x200001),
+                    (0x100002, 0x200002),
+                    (0x100004, 0x200004)
+                ],
+                "{stem}"
+            );
+        }
     }
 }
 
-/// Base RTT of each bundled scenario, by hand (docs/synth.md): 25 Gbps = 320 ps per byte,
-/// 10 Gbps = 800 ps per byte, four 1 µs links; frames as captured (data = a WRITE_MIDDLE with a
-/// 1000-byte payload, ACK = ACKNOWLEDGE):
-/// - roce: data 14+20+8+12+1000+4 = 1058 B, ACK 14+20+8+12+4+4 = 62 B:
-///   1058×320 + 1058×800 + 62×800 + 62×320 = 338 560 + 846 400 + 49 600 + 19 840 ps
-///   + 4 000 000 ps = 5 254 400 ps -> 5255 ns (rounded up).
+/// Base RTT by hand: a full 1000-byte WRITE_MIDDLE out and its ACK back, h0 -> sw0 at 25 Gbps
+/// (320 ps/B), sw0 -> h2 at 10 Gbps (800 ps/B), the ACK the other way, four 1 µs links:
+/// - roce: 1058 B and 62 B: 338 560 + 846 400 + 49 600 + 19 840 + 4 000 000 = 5 254 400 ps
+///   -> 5255 ns.
 /// - hpcc (+42 B INT stack on both): 1100 B and 104 B: 352 000 + 880 000 + 83 200 + 33 280
 ///   + 4 000 000 = 5 348 480 ps -> 5349 ns.
 /// - fncc (ACK + 2 B N + 42 B stack): 1058 B and 106 B: 338 560 + 846 400 + 84 800 + 33 920
 ///   + 4 000 000 = 5 303 680 ps -> 5304 ns.
 /// - rcc (+8 B timestamp on both, +8 B ACK extension): 1066 B and 78 B: 341 120 + 852 800
 ///   + 62 400 + 24 960 + 4 000 000 = 5 281 280 ps -> 5282 ns.
+///
+/// h1's path has the same rates, so the largest RTT over the flows is the same.
 #[test]
 fn base_rtt_by_hand() {
-    let t = |n: &str| synth::scenario(n).unwrap().base_rtt_ns();
-    assert_eq!(t("roce_dcqcn"), 5255);
-    assert_eq!(t("hpcc_dumbbell"), 5349);
-    assert_eq!(t("fncc_dumbbell"), 5304);
-    assert_eq!(t("rcc_dumbbell"), 5282);
-    for (_, stem) in BUNDLED {
+    for (stem, t) in [
+        ("roce_dcqcn", 5255),
+        ("hpcc_dumbbell", 5349),
+        ("fncc_dumbbell", 5304),
+        ("rcc_sender", 5282),
+        ("rcc_receiver", 5282),
+    ] {
         let (m, _) = load(stem);
-        let scen = BUNDLED.iter().find(|b| b.1 == *stem).unwrap().0;
-        assert_eq!(m.network.base_rtt_ns, t(scen), "{stem}");
+        assert_eq!(m.network.base_rtt_ns, t, "{stem}");
     }
 }
 
@@ -204,7 +222,8 @@ fn frame_lengths_by_hand() {
         ("fncc_dumbbell", &[1058, 1074, 106]),
         // data 1066, first 1082, ACK 78
         ("rcc_sender", &[1066, 1082, 78]),
-        ("rcc_receiver", &[1066, 1082]),
+        // the receiver's NIC: data in, ACKs out
+        ("rcc_receiver", &[1066, 1082, 78]),
     ];
     for (stem, lens) in expect {
         let (_, pcap) = load(stem);
@@ -214,11 +233,11 @@ fn frame_lengths_by_hand() {
     }
 }
 
-/// What the decoder reports for every packet of every bundled trace.
+/// What the decoder reports for every packet of every bundled sender trace.
 #[test]
-fn every_frame_decodes_with_valid_icrc_and_wire_md_qps() {
+fn every_frame_decodes_with_valid_icrc_and_qps() {
     const SENDER: [u8; 4] = [10, 0, 0, 1];
-    for (_, stem) in BUNDLED {
+    for (_, stem, _, receiver) in BUNDLED {
         let (m, pcap) = load(stem);
         let cfg: DecodeConfig = m.decode_config();
         let mut firsts: BTreeMap<u32, u32> = BTreeMap::new();
@@ -232,37 +251,43 @@ fn every_frame_decodes_with_valid_icrc_and_wire_md_qps() {
             let ip = p.ip.unwrap();
             let r = p.roce.as_ref().unwrap();
             let qp = r.bth.dest_qp();
-            let from_sender = ip.addrs.src() == std::net::IpAddr::from(SENDER);
+            let from_h0 = ip.addrs.src() == std::net::IpAddr::from(SENDER);
             if r.bth.opcode().is_data() {
-                assert!(from_sender, "{stem}: data from the sender only");
-                // wire.md 3: data carries the remote (receiver) QP 0x201, 0x202, 0x203.
-                assert!((0x201..=0x203).contains(&qp), "{stem}: data DestQP {qp:#x}");
+                assert!(
+                    *receiver || from_h0,
+                    "{stem}: data from the tapped sender only"
+                );
+                // Data carries the receiver QP 0x200001 + f.
+                assert!(
+                    (0x200001..=0x200004).contains(&qp),
+                    "{stem}: data DestQP {qp:#x}"
+                );
                 let psn = r.bth.psn();
                 let first = *firsts.entry(qp).or_insert(psn);
-                wrapped |= qp == 0x201 && psn < first;
+                wrapped |= qp == 0x200001 && psn < first;
                 if m.dialect == Dialect::Roce {
                     // The sender sends ECT(0); only the switch downstream marks CE.
                     assert_eq!(ip.ecn, 2, "{stem}");
                 }
             } else {
-                // ACKs, NAKs and CNPs carry the sender's QP 0x101, 0x102, 0x103.
-                assert!(!from_sender, "{stem}");
-                assert!((0x101..=0x103).contains(&qp), "{stem}: DestQP {qp:#x}");
-                assert_eq!(
-                    r.bth.opcode().is_cnp(),
-                    m.dialect == Dialect::Roce && r.bth.opcode().0 == 0x81
+                // ACKs, NAKs and CNPs carry the sender QP 0x100001 + f.
+                assert!(!from_h0, "{stem}");
+                assert!(
+                    (0x100001..=0x100004).contains(&qp),
+                    "{stem}: DestQP {qp:#x}"
                 );
             }
         }
         // Flow 0 starts 192 PSNs below 2^24 and crosses the wrap.
-        assert_eq!(firsts.get(&0x201), Some(&0xFF_FF40), "{stem}");
+        assert_eq!(firsts.get(&0x200001), Some(&0xFF_FF40), "{stem}");
         assert!(wrapped, "{stem}: flow 0 crosses the 24-bit PSN wrap");
     }
 }
 
-/// Decisions of a reference replay of `stem` with model `name`, in the harness's order.
-fn replay(stem: &str, name: &str) -> (Vec<Decision>, u64) {
-    let trace = Trace::load(&traces_dir().join(format!("{stem}.toml"))).unwrap();
+/// Decisions of a reference replay of `stem` with model `name`, in the harness's order, and
+/// the time of the trace's last event.
+fn replay_trace(manifest: &Path, name: &str) -> (Vec<Decision>, u64) {
+    let trace = Trace::load(manifest).unwrap();
     let spec = trace.model(name).unwrap().clone();
     let mut got = Vec::new();
     let mut last_t = 0;
@@ -271,17 +296,14 @@ fn replay(stem: &str, name: &str) -> (Vec<Decision>, u64) {
         Ok(())
     })
     .unwrap();
-    assert_eq!(stats.extract.malformed, 0, "{stem}");
-    assert!(stats.extract.unpaired_acks.is_empty(), "{stem}");
-    assert!(
-        stats
-            .flows
-            .flows
-            .iter()
-            .all(|f| f.paired_by != "data only" || stem == "rcc_receiver")
-    );
+    assert_eq!(stats.extract.malformed, 0, "{}", manifest.display());
+    assert!(stats.extract.unpaired_acks.is_empty());
     replay::for_each_event(&trace, |e| last_t = last_t.max(e.t_ns)).unwrap();
     (got, last_t)
+}
+
+fn replay(stem: &str, name: &str) -> (Vec<Decision>, u64) {
+    replay_trace(&traces_dir().join(format!("{stem}.toml")), name)
 }
 
 /// The closed loop's decisions up to the trace's last event, in the replay's order: per-flow
@@ -308,40 +330,40 @@ fn cause(d: &Decision) -> &'static str {
     }
 }
 
-/// The traces hold every input the closed loop fed its models: a replay of the capture gives
-/// back the same decisions, bit for bit (state included).
-#[test]
-fn replay_reproduces_the_closed_loop() {
-    for (scen, stem, model, receiver) in [
-        ("roce_dcqcn", "roce_dcqcn", "dcqcn", false),
-        ("hpcc_dumbbell", "hpcc_dumbbell", "hpcc", false),
-        ("fncc_dumbbell", "fncc_dumbbell", "fncc", false),
-        ("rcc_dumbbell", "rcc_sender", "rcc-sender", false),
-        ("rcc_dumbbell", "rcc_receiver", "rcc-receiver", true),
-    ] {
-        let out = synth::scenario(scen).unwrap().simulate().unwrap();
-        let (got, last_t) = replay(stem, model);
-        let want = if receiver {
-            closed_loop(&out.receiver_decisions, last_t, false)
-        } else {
-            closed_loop(&out.sender_decisions, last_t, true)
-        };
-        assert_eq!(got.len(), want.len(), "{stem}/{model}: decision count");
-        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
-            assert_eq!(g, w, "{stem}/{model}: decision {i}");
-        }
-        // Every flow's window or rate moved (RCC flow 2 sees exactly two fair shares).
-        let mut outputs: BTreeMap<u32, BTreeSet<OutputKey>> = BTreeMap::new();
-        for d in &got {
-            let o = &d.outputs;
-            outputs
-                .entry(d.flow)
-                .or_default()
-                .insert((o.rate_bps, o.window_bytes, o.ack_cwnd));
-        }
-        assert_eq!(outputs.len(), 3, "{stem}/{model}");
-        assert!(outputs.values().all(|s| s.len() >= 2), "{stem}/{model}");
+/// Closed-loop agreement, one case per bundled trace: the simulated host's model decisions
+/// (recorded during the run) are exactly what a replay of its tap gives, state included.
+#[rstest::rstest]
+#[case::roce_dcqcn(0)]
+#[case::hpcc_dumbbell(1)]
+#[case::fncc_dumbbell(2)]
+#[case::rcc_sender(3)]
+#[case::rcc_receiver(4)]
+fn replay_reproduces_the_closed_loop(#[case] i: usize) {
+    let (scen, stem, model, receiver) = BUNDLED[i];
+    let out = sim::simulate(&sim::bundled(scen).unwrap(), None, &mut |_| {}).unwrap();
+    let cap = out.captures.iter().find(|c| c.stem == stem).unwrap();
+    let (got, last_t) = replay(stem, model);
+    let want = closed_loop(&cap.decisions, last_t, !receiver);
+    assert_eq!(got.len(), want.len(), "{stem}/{model}: decision count");
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert_eq!(g, w, "{stem}/{model}: decision {i}");
     }
+    // Every flow's window or rate moved.
+    let mut outputs: BTreeMap<u32, BTreeSet<OutputKey>> = BTreeMap::new();
+    for d in &got {
+        let o = &d.outputs;
+        outputs
+            .entry(d.flow)
+            .or_default()
+            .insert((o.rate_bps, o.window_bytes, o.ack_cwnd));
+    }
+    // The sender sees its 3 flows; the receiver all 4 (h1's too).
+    assert_eq!(
+        outputs.len(),
+        if receiver { 4 } else { 3 },
+        "{stem}/{model}"
+    );
+    assert!(outputs.values().all(|s| s.len() >= 2), "{stem}/{model}");
 }
 
 /// The roce trace exercises every DCQCN path: CNP cuts, both timers, byte-counter expiries on
@@ -364,8 +386,9 @@ fn dcqcn_trace_exercises_every_path() {
 /// DCQCN-2 in the capture: the receiver sends at most one CNP per flow per 50 µs, judged on
 /// event times floored to ns, so two CNPs of a flow leave at least 50 000 − 1 ns apart. On the
 /// way back a CNP can be held by at most one ACK on each link (62 B at 10 Gbps = 49.6 ns, at
-/// 25 Gbps = 19.84 ns), and the sender tap floors to ns again: at the sender two CNPs of a flow
-/// are at least 50 000 − 1 − 49.6 − 19.84 − 1 = 49 928.56, so 49 929 ns apart.
+/// 25 Gbps = 19.84 ns: ACKs are one per data packet, ≥ 846 ns apart), and the sender tap floors
+/// to ns again: at the sender two CNPs of a flow are at least 50 000 − 1 − 49.6 − 19.84 − 1 =
+/// 49 928.56, so 49 929 ns apart.
 #[test]
 fn cnps_are_paced_per_flow() {
     let (m, pcap) = load("roce_dcqcn");
@@ -384,7 +407,7 @@ fn cnps_are_paced_per_flow() {
         }
     }
     assert!(cnps >= 10, "{cnps} CNPs");
-    assert_eq!(last.len(), 3, "every flow got CNPs");
+    assert_eq!(last.len(), 3, "every flow of h0 got CNPs");
 }
 
 fn hop0(p: &Packet<'_>) -> (u8, u16, IntHop) {
@@ -429,7 +452,8 @@ fn hpcc_int_fields_by_hand() {
             }
             if dt == 880 {
                 let units = h.tx_bytes.wrapping_sub(q.tx_bytes) & 0xF_FFFF;
-                assert!(units == 8 || units == 9, "{units}");
+                // h1's packets may leave between two of h0's: then more units.
+                assert!(units >= 8, "{units}");
             }
         }
         prev = Some(h);
@@ -439,7 +463,7 @@ fn hpcc_int_fields_by_hand() {
 }
 
 /// FNCC ACKs carry N from the receiver and one record written by the switch on the way back
-/// (FNCC-3), B = 6; N takes every value from 1 to 3 as flows join and leave.
+/// (FNCC-3), B = 6; N takes the values 1 to 3 (h0's flows and h1's) as flows join and leave.
 #[test]
 fn fncc_acks_carry_n_and_the_data_egress_int() {
     let (m, pcap) = load("fncc_dumbbell");
@@ -453,22 +477,23 @@ fn fncc_acks_carry_n_and_the_data_egress_int() {
             let (n_hop, path, h) = hop0(&p);
             assert_eq!((n_hop, path, h.b), (1, 0x0A1, 6));
             // Written as the ACK passed the switch, which then sends it to the sender
-            // (106 B at 25 Gbps = 33.92 ns, plus the 1 µs link; ACKs are ≥ 846 ns apart, so
-            // none waits): TS is 1033.92 ns older than the tap time, 1033 or 1034 after both
-            // are floored to ns.
+            // (106 B at 25 Gbps = 33.92 ns, plus the 1 µs link; only ACKs and CNPs go to h0,
+            // ≥ 846 ns apart, so none waits): TS is 1033.92 ns older than the tap time, 1033
+            // or 1034 after both are floored to ns.
             let age = (t as u32).wrapping_sub(h.ts) & 0xFF_FFFF;
             assert!((1_033..=1_034).contains(&age), "INT age {age} ns");
         }
     }
-    assert_eq!(ns, [1, 2, 3].into_iter().collect());
+    assert!(ns.is_subset(&[1, 2, 3, 4].into_iter().collect()), "{ns:?}");
+    assert!(ns.is_superset(&[1, 2, 3].into_iter().collect()), "{ns:?}");
 }
 
 /// RCC at the receiver: the one-way delay of an unqueued 1066-byte data packet is
 /// 1066 × 320 ps (25 Gbps) plus 1 µs plus 1066 × 800 ps (10 Gbps) plus 1 µs = 3 193 920 ps;
 /// with both timestamps floored to ns the smallest delay in the capture is 3193 or 3194 ns.
 /// At the sender, ACKs outside PID mode carry the fair share floor(C × T / 8e9 / N) with
-/// C = 10 Gbps, T = 5282 ns: 10e9 × 5282 / 8e9 = 6602.5 bytes, so N = 1, 2, 3 give 6602, 3301,
-/// 2200.
+/// C = 10 Gbps, T = 5282 ns: 10e9 × 5282 / 8e9 = 6602.5 bytes, so N = 1, 2, 3, 4 give 6602,
+/// 3301, 2200, 1650.
 #[test]
 fn rcc_fields_by_hand() {
     let (m, pcap) = load("rcc_receiver");
@@ -476,7 +501,11 @@ fn rcc_fields_by_hand() {
     let mut min_delay = u64::MAX;
     for (t, data) in records(&pcap) {
         let p = Packet::decode_ethernet(&data, &cfg);
-        let Shim::RccTimestamp(ts) = p.roce.as_ref().unwrap().shim else {
+        let r = p.roce.as_ref().unwrap();
+        if !r.bth.opcode().is_data() {
+            continue;
+        }
+        let Shim::RccTimestamp(ts) = r.shim else {
             panic!()
         };
         assert!(ts >= EPOCH_NS && ts <= t);
@@ -499,135 +528,109 @@ fn rcc_fields_by_hand() {
             }
         }
     }
-    assert_eq!(
-        fair,
-        [(1, 6602), (2, 3301), (3, 2200)].into_iter().collect()
+    let allowed: BTreeSet<(u16, u32)> = [(1, 6602), (2, 3301), (3, 2200), (4, 1650)]
+        .into_iter()
+        .collect();
+    assert!(fair.is_subset(&allowed), "{fair:?}");
+    assert!(
+        fair.contains(&(1, 6602)) && fair.contains(&(2, 3301)),
+        "{fair:?}"
     );
+    // h0 never has more than 3 flows: N = 4 counts h1's flow too (the receiver is shared).
+    assert!(fair.iter().any(|&(n, _)| n >= 3), "{fair:?}");
     assert!(pid > 0, "some ACKs come from PID mode");
 }
 
 #[test]
 fn scenario_errors_name_the_problem() {
-    let mut s: Scenario = synth::scenario("hpcc_dumbbell").unwrap();
-    s.flows.swap(0, 1);
-    let e = s.simulate().unwrap_err().to_string();
-    assert!(e.contains("strictly increasing"), "{e}");
+    let base = sim::BUNDLED[1].1;
+    let run = |text: &str| sim::simulate(&Scenario::parse(text)?, None, &mut |_| {});
 
-    let mut s = synth::scenario("hpcc_dumbbell").unwrap();
-    s.bottleneck_bps = 12_000_000_000;
-    let e = s.simulate().unwrap_err().to_string();
+    let e = run(&base.replace(
+        "receiver_bps = 10_000_000_000",
+        "receiver_bps = 12_000_000_000",
+    ))
+    .unwrap_err()
+    .to_string();
     assert!(e.contains("line-rate code"), "{e}");
 
-    let mut s = synth::scenario("hpcc_dumbbell").unwrap();
-    if let Cc::Hpcc(p) = &mut s.cc {
-        p.eta = 1.5;
-    }
-    let e = s.simulate().unwrap_err();
-    assert!(matches!(e, SynthError::Params { model: "hpcc", .. }), "{e}");
+    let e = run(&base.replace("expected_flows = 4", "eta = 1.5")).unwrap_err();
+    assert!(matches!(e, SimError::Net(_)), "{e}");
     assert!(e.to_string().contains("eta"), "{e}");
 
-    let e = synth::scenario("nope").unwrap_err().to_string();
-    assert_eq!(
-        e,
-        "unknown scenario `nope` (known: roce_dcqcn, hpcc_dumbbell, fncc_dumbbell, rcc_dumbbell)"
-    );
+    let e = run(&base.replace("dst = \"h2\"", "dst = \"h9\""))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("no node named `h9`"), "{e}");
+
+    let e = run(&base.replace("model = \"hpcc\"", "model = \"cubic\""))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("use dcqcn, hpcc, fncc or rcc"), "{e}");
+
+    let e = run(&format!("{base}\nbogus = 1\n"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("bogus"), "{e}");
+
+    let e = sim::bundled("nope").unwrap_err().to_string();
+    assert!(e.contains("unknown bundled scenario `nope`"), "{e}");
 }
 
-/// A scenario with a receiver tap only, written by `generate`, is a valid trace too.
+/// A receiver tap's capture and manifest are a valid trace too: FNCC's receiver makes one
+/// decision per data packet (FNCC-2).
 #[test]
-fn generate_writes_a_capture_and_its_manifest() {
-    let mut s = synth::scenario("fncc_dumbbell").unwrap();
-    s.duration_ns = 100_000;
-    s.taps.sender = None;
-    s.taps.receiver = Some("fncc_rx".into());
-    let dir = tmp_dir("synth-generate");
-    let manifests = synth::generate(&s, &dir).unwrap();
-    assert_eq!(manifests, vec![dir.join("fncc_rx.toml")]);
-    let m = Manifest::load(&manifests[0]).unwrap();
+fn receiver_taps_replay() {
+    let text = sim::BUNDLED[2]
+        .1
+        .replace("duration_ns = 1_500_000", "duration_ns = 800_000")
+        .replace(
+            "host = \"h0\"\npoint = \"sender\"\nstem = \"fncc_dumbbell\"",
+            "host = \"h2\"\npoint = \"receiver\"\nstem = \"fncc_rx\"",
+        );
+    let out = sim::simulate(&Scenario::parse(&text).unwrap(), None, &mut |_| {}).unwrap();
+    let dir = tmp_dir("sim-receiver");
+    sim::write(&out, &dir, true).unwrap();
+    let manifest = dir.join("fncc_rx.toml");
+    let m = Manifest::load(&manifest).unwrap();
     assert!(matches!(m.capture_point, CapturePoint::Receiver { .. }));
     assert_eq!(m.models[0].name, "fncc-receiver");
-    let trace = Trace::load(&manifests[0]).unwrap();
-    let spec = m.models[0].clone();
-    let mut n = 0;
-    replay::replay_reference(&trace, &spec, 1, |_| {
-        n += 1;
-        Ok(())
-    })
-    .unwrap();
-    // One decision per data packet at the receiver (FNCC-2).
-    assert_eq!(
-        n,
-        records(&std::fs::read(dir.join("fncc_rx.pcap")).unwrap()).len()
-    );
+    let (got, last_t) = replay_trace(&manifest, "fncc-receiver");
+    let pcap = std::fs::read(dir.join("fncc_rx.pcap")).unwrap();
+    let cfg = m.decode_config();
+    let data = records(&pcap)
+        .iter()
+        .filter(|(_, d)| {
+            Packet::decode_ethernet(d, &cfg)
+                .roce
+                .is_some_and(|r| r.bth.opcode().is_data())
+        })
+        .count();
+    assert_eq!(got.len(), data);
+    assert_eq!(got, closed_loop(&out.captures[0].decisions, last_t, false));
+    assert!(dir.join("metrics.json").exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// Figures for docs/synth.md and reviews: `cargo test -p ccreplay --test synth -- --ignored
-/// --nocapture print_figures`.
-#[test]
-#[ignore = "prints figures"]
-fn print_figures() {
-    for s in synth::bundled() {
-        let out = s.simulate().unwrap();
-        println!("== {} (T = {} ns)", s.name, s.base_rtt_ns());
-        for c in &out.captures {
-            println!(
-                "  {}.pcap: {} packets, {} bytes",
-                c.stem,
-                c.packets,
-                c.pcap.len()
-            );
-        }
-        println!("  {:?}", out.stats);
-        let mut last = vec![(0u64, 0u64); s.flows.len()];
-        let mut bucket = 1u64;
-        for d in &out.sender_decisions {
-            let t = d.t_ns - EPOCH_NS;
-            while t >= bucket * 100_000 {
-                let row: Vec<String> = last
-                    .iter()
-                    .map(|(r, w)| format!("{:6.2}G {:>6}B", *r as f64 / 1e9, w))
-                    .collect();
-                println!("  {:>5} us  {}", bucket * 100, row.join("  "));
-                bucket += 1;
-            }
-            let l = &mut last[d.flow as usize];
-            l.0 = d.outputs.rate_bps.unwrap_or(l.0);
-            l.1 = d.outputs.window_bytes.unwrap_or(l.1);
-        }
-    }
-}
-
-/// Losses: with an 8 KB buffer the HPCC start bursts (W_init = 16 715 B at 25 Gbps into
-/// 10 Gbps) overflow it. The responder NAKs each gap, the requester goes back, every packet of the
-/// 400 KB message is acknowledged in the end, and the replay of the lossy capture still
-/// reproduces the closed loop, `rx_nak` events included.
+/// Losses: with an 8 KB shared buffer the HPCC start bursts (W_init = 16 715 B at 25 Gbps
+/// into 10 Gbps) overflow it. The responder NAKs each gap, the requester goes back, every
+/// packet of the 400 KB message is acknowledged in the end, and the replay of the lossy capture
+/// still reproduces the closed loop, `rx_nak` events included.
 #[test]
 fn losses_are_recovered_and_replayed() {
-    let mut s = synth::scenario("hpcc_dumbbell").unwrap();
-    s.buffer_bytes = 8_000;
-    s.taps.sender = Some("lossy".into());
-    let out = s.simulate().unwrap();
-    let st = &out.stats;
-    assert!(
-        st.drops > 0 && st.naks > 0 && st.retransmitted > 0,
-        "{st:?}"
-    );
+    let text = sim::BUNDLED[1]
+        .1
+        .replace("buffer_bytes = 500_000", "buffer_bytes = 8_000")
+        .replace("stem = \"hpcc_dumbbell\"", "stem = \"lossy\"");
+    let out = sim::simulate(&Scenario::parse(&text).unwrap(), None, &mut |_| {}).unwrap();
+    assert!(out.metrics.drops > 0);
     // Flow 1's 400 KB message is 400 packets, all acknowledged.
-    assert_eq!(st.flows[1].acked, 400);
-    let dir = tmp_dir("synth-lossy");
-    let manifests = synth::generate(&s, &dir).unwrap();
-    let trace = Trace::load(&manifests[0]).unwrap();
-    let spec = trace.model("hpcc").unwrap().clone();
-    let mut got = Vec::new();
-    let mut last_t = 0;
-    replay::replay_reference(&trace, &spec, 1, |d| {
-        got.push(*d);
-        Ok(())
-    })
-    .unwrap();
-    replay::for_each_event(&trace, |e| last_t = last_t.max(e.t_ns)).unwrap();
+    assert_eq!(out.metrics.flows[1].bytes_acked, 400_000);
+    assert!(out.metrics.flows[1].fct_ns.is_some());
+    let dir = tmp_dir("sim-lossy");
+    sim::write(&out, &dir, false).unwrap();
+    let (got, last_t) = replay_trace(&dir.join("lossy.toml"), "hpcc");
     assert!(got.iter().any(|d| cause(d) == "rx_nak"));
-    assert_eq!(got, closed_loop(&out.sender_decisions, last_t, true));
+    assert_eq!(got, closed_loop(&out.captures[0].decisions, last_t, true));
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -1,0 +1,467 @@
+//! Scenario files (docs/sim.md "Scenario files"): TOML, unknown keys rejected.
+
+use std::path::Path;
+
+use ccreplay_reference_cc::dcqcn::cp::RedParams;
+use ccreplay_reference_cc::dcqcn::{NicParams, NpParams, RpParams};
+use ccreplay_reference_cc::net::{
+    Cc, FlowSpec, NetConfig, NodeId, PfcConfig, SwitchConfig, Topology,
+};
+use ccreplay_reference_cc::rcc::{ReceiverParams, SenderParams};
+use ccreplay_reference_cc::{fncc, hpcc};
+use serde::Deserialize;
+
+use super::SimError;
+
+/// A scenario as written in its TOML file.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Name (metrics, manifests).
+    pub name: String,
+    /// Seed of the RED generators, first PSNs and ECMP (`--seed` overrides it).
+    #[serde(default)]
+    pub seed: u64,
+    /// `dcqcn`, `hpcc`, `fncc` or `rcc`.
+    pub model: String,
+    /// Simulated time, ns.
+    pub duration_ns: u64,
+    /// WRITE payload bytes per packet.
+    #[serde(default = "default_mtu")]
+    pub mtu_bytes: u32,
+    /// Go-back-N retransmission timeout, ns.
+    #[serde(default = "default_rto")]
+    pub rto_ns: u64,
+    /// Metrics sample interval, ns.
+    #[serde(default = "default_sample")]
+    pub sample_interval_ns: u64,
+    /// The models' `T`; default: the largest unloaded RTT over the flows.
+    #[serde(default)]
+    pub base_rtt_ns: Option<u64>,
+    /// Hosts, switches, links.
+    pub topology: TopologySpec,
+    /// Switch settings.
+    #[serde(default)]
+    pub switch: SwitchSpec,
+    /// Model parameters (names as in docs/models/; network values are filled in).
+    #[serde(default)]
+    pub params: toml::Table,
+    /// Flows.
+    pub flows: Vec<FlowEntry>,
+    /// Host NICs to capture.
+    #[serde(default)]
+    pub taps: Vec<TapSpec>,
+}
+
+fn default_mtu() -> u32 {
+    1000
+}
+fn default_rto() -> u64 {
+    1_000_000
+}
+fn default_sample() -> u64 {
+    1_000
+}
+fn default_prop() -> u64 {
+    1_000
+}
+fn default_k() -> u32 {
+    4
+}
+fn default_switches() -> u32 {
+    3
+}
+fn default_one() -> u32 {
+    1
+}
+
+/// `[topology]`.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, tag = "kind", rename_all = "snake_case")]
+pub enum TopologySpec {
+    /// N senders `h0`..`h{N-1}` and the receiver `hN` on `sw0`.
+    Incast {
+        /// N.
+        #[serde(default = "default_one")]
+        senders: u32,
+        /// Sender link rate.
+        host_bps: u64,
+        /// Receiver link rate (default `host_bps`).
+        #[serde(default)]
+        receiver_bps: Option<u64>,
+        /// Propagation delay of every link.
+        #[serde(default = "default_prop")]
+        prop_ns: u64,
+    },
+    /// Senders `h0`..`h{N-1}` on `sw0`, receivers `hN`..`h{2N-1}` on `sw1`.
+    Dumbbell {
+        /// N.
+        #[serde(default = "default_one")]
+        senders: u32,
+        /// Host link rate.
+        host_bps: u64,
+        /// `sw0`–`sw1` rate.
+        bottleneck_bps: u64,
+        /// Propagation delay of every link.
+        #[serde(default = "default_prop")]
+        prop_ns: u64,
+    },
+    /// `sw0`–`sw1`–… with `hosts_per_switch` hosts on each.
+    Chain {
+        /// Switches (3: two bottlenecks).
+        #[serde(default = "default_switches")]
+        switches: u32,
+        /// Hosts on each switch.
+        #[serde(default = "default_one")]
+        hosts_per_switch: u32,
+        /// Host link rate.
+        host_bps: u64,
+        /// Inter-switch link rate.
+        bottleneck_bps: u64,
+        /// Propagation delay of every link.
+        #[serde(default = "default_prop")]
+        prop_ns: u64,
+    },
+    /// A k-ary fat tree, every link at `link_bps`.
+    FatTree {
+        /// k (4: 16 hosts, 20 switches).
+        #[serde(default = "default_k")]
+        k: u32,
+        /// Link rate.
+        link_bps: u64,
+        /// Propagation delay of every link.
+        #[serde(default = "default_prop")]
+        prop_ns: u64,
+    },
+}
+
+impl TopologySpec {
+    /// Build the topology.
+    pub fn build(&self) -> Result<Topology, SimError> {
+        let small = |n: u32, what: &str| {
+            if (1..=1024).contains(&n) {
+                Ok(())
+            } else {
+                Err(SimError::Scenario(format!(
+                    "{what} = {n}: must be in 1..=1024"
+                )))
+            }
+        };
+        Ok(match *self {
+            TopologySpec::Incast {
+                senders,
+                host_bps,
+                receiver_bps,
+                prop_ns,
+            } => {
+                small(senders, "senders")?;
+                Topology::incast(senders, host_bps, receiver_bps.unwrap_or(host_bps), prop_ns)
+            }
+            TopologySpec::Dumbbell {
+                senders,
+                host_bps,
+                bottleneck_bps,
+                prop_ns,
+            } => {
+                small(senders, "senders")?;
+                Topology::dumbbell(senders, host_bps, bottleneck_bps, prop_ns)
+            }
+            TopologySpec::Chain {
+                switches,
+                hosts_per_switch,
+                host_bps,
+                bottleneck_bps,
+                prop_ns,
+            } => {
+                small(switches, "switches")?;
+                small(hosts_per_switch, "hosts_per_switch")?;
+                Topology::chain(
+                    switches,
+                    hosts_per_switch,
+                    host_bps,
+                    bottleneck_bps,
+                    prop_ns,
+                )
+            }
+            TopologySpec::FatTree {
+                k,
+                link_bps,
+                prop_ns,
+            } => Topology::fat_tree(k, link_bps, prop_ns)?,
+        })
+    }
+}
+
+/// `[switch]`.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SwitchSpec {
+    /// Shared buffer per switch, bytes.
+    #[serde(default = "default_buffer")]
+    pub buffer_bytes: u64,
+    /// RED/ECN marking (DCQCN-1); default off, except `dcqcn` scenarios, which get the
+    /// paper's Kmin 5 KB, Kmax 200 KB, Pmax 1 % when the table is absent.
+    #[serde(default)]
+    pub red: Option<RedParams>,
+    /// PFC; default off.
+    #[serde(default)]
+    pub pfc: Option<PfcSpec>,
+    /// INT switch ID of the first switch (12 bits).
+    #[serde(default = "default_switch_id")]
+    pub switch_id_base: u16,
+}
+
+fn default_buffer() -> u64 {
+    16_000_000
+}
+fn default_switch_id() -> u16 {
+    0x0A1
+}
+
+impl Default for SwitchSpec {
+    fn default() -> Self {
+        SwitchSpec {
+            buffer_bytes: default_buffer(),
+            red: None,
+            pfc: None,
+            switch_id_base: default_switch_id(),
+        }
+    }
+}
+
+/// `[switch.pfc]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PfcSpec {
+    /// XOFF threshold on one ingress port's buffered data bytes.
+    pub xoff_bytes: u64,
+    /// XON threshold.
+    pub xon_bytes: u64,
+    /// Pause time of an XOFF frame, quanta (default 65535).
+    #[serde(default = "default_quanta")]
+    pub pause_quanta: u16,
+}
+
+fn default_quanta() -> u16 {
+    0xFFFF
+}
+
+/// One `[[flows]]` entry. `src` may name a range of hosts, `"h0..h15"`: one flow from each.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowEntry {
+    /// Sending host, or a range `hA..hB` (inclusive).
+    pub src: String,
+    /// Receiving host.
+    pub dst: String,
+    /// Message size, bytes.
+    pub size_bytes: u64,
+    /// Start, ns.
+    #[serde(default)]
+    pub start_ns: u64,
+    /// First PSN (24 bits); drawn from the seed when absent.
+    #[serde(default)]
+    pub first_psn: Option<u32>,
+}
+
+/// Where a tap's manifest says the capture was taken.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TapPoint {
+    /// The host's sender models replay the capture.
+    Sender,
+    /// The host's receiver models replay it.
+    Receiver,
+}
+
+/// One `[[taps]]` entry: a pcap of everything in and out of a host NIC, and its manifest.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TapSpec {
+    /// The host.
+    pub host: String,
+    /// `sender` or `receiver`.
+    pub point: TapPoint,
+    /// File stem of `STEM.pcap` and `STEM.toml`.
+    pub stem: String,
+}
+
+/// The model parameters a scenario resolves to (before the network values are filled in).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelParams {
+    /// What runs in the loop.
+    pub cc: Cc,
+    /// DCQCN: the `dcqcn-nic` parameters its manifests name.
+    pub nic: Option<NicParams>,
+}
+
+fn table<T: serde::de::DeserializeOwned + Default>(
+    params: &toml::Table,
+    key: Option<&str>,
+) -> Result<T, SimError> {
+    let t = match key {
+        Some(k) => match params.get(k) {
+            Some(toml::Value::Table(t)) => t.clone(),
+            Some(_) => return Err(SimError::Scenario(format!("params.{k} must be a table"))),
+            None => return Ok(T::default()),
+        },
+        None => params.clone(),
+    };
+    t.try_into()
+        .map_err(|e: toml::de::Error| SimError::Scenario(format!("params: {}", e.message())))
+}
+
+impl Scenario {
+    /// Parse a scenario file's text.
+    pub fn parse(text: &str) -> Result<Self, SimError> {
+        let s: Scenario = toml::from_str(text).map_err(|e| SimError::Scenario(e.to_string()))?;
+        let ok = |stem: &str| {
+            !stem.is_empty()
+                && stem
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+        };
+        if let Some(t) = s.taps.iter().find(|t| !ok(&t.stem)) {
+            return Err(SimError::Scenario(format!(
+                "tap stem `{}`: use letters, digits, `_` and `-` only",
+                t.stem
+            )));
+        }
+        Ok(s)
+    }
+
+    /// Read and parse a scenario file.
+    pub fn load(path: &Path) -> Result<Self, SimError> {
+        let text = std::fs::read_to_string(path).map_err(|source| SimError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::parse(&text).map_err(|e| match e {
+            SimError::Scenario(m) => SimError::Scenario(format!("{}: {m}", path.display())),
+            e => e,
+        })
+    }
+
+    /// The model parameters of `[params]`.
+    pub fn model_params(&self) -> Result<ModelParams, SimError> {
+        let p = &self.params;
+        let check_keys = |allowed: &[&str]| {
+            if let Some(k) = p.keys().find(|k| !allowed.contains(&k.as_str())) {
+                return Err(SimError::Scenario(format!(
+                    "params.{k}: a {} scenario has tables {}",
+                    self.model,
+                    allowed.join(", ")
+                )));
+            }
+            Ok(())
+        };
+        Ok(match self.model.as_str() {
+            "dcqcn" => {
+                check_keys(&["rp", "np", "nic"])?;
+                ModelParams {
+                    cc: Cc::Dcqcn {
+                        rp: table::<RpParams>(p, Some("rp"))?,
+                        np: table::<NpParams>(p, Some("np"))?,
+                    },
+                    nic: Some(table::<NicParams>(p, Some("nic"))?),
+                }
+            }
+            "hpcc" => ModelParams {
+                cc: Cc::Hpcc(table::<hpcc::Params>(p, None)?),
+                nic: None,
+            },
+            "fncc" => ModelParams {
+                cc: Cc::Fncc(table::<fncc::Params>(p, None)?),
+                nic: None,
+            },
+            "rcc" => {
+                check_keys(&["sender", "receiver"])?;
+                ModelParams {
+                    cc: Cc::Rcc {
+                        sender: table::<SenderParams>(p, Some("sender"))?,
+                        receiver: table::<ReceiverParams>(p, Some("receiver"))?,
+                    },
+                    nic: None,
+                }
+            }
+            m => {
+                return Err(SimError::Scenario(format!(
+                    "model `{m}`: use dcqcn, hpcc, fncc or rcc"
+                )));
+            }
+        })
+    }
+
+    /// The engine's configuration, with `seed` instead of the file's when given.
+    pub fn to_config(&self, seed: Option<u64>) -> Result<(NetConfig, ModelParams), SimError> {
+        let topology = self.topology.build()?;
+        let mp = self.model_params()?;
+        let node = |name: &str| {
+            topology.node_id(name).ok_or_else(|| {
+                SimError::Scenario(format!("no node named `{name}` in the topology"))
+            })
+        };
+        let mut flows = Vec::new();
+        for f in &self.flows {
+            let srcs: Vec<NodeId> = match f.src.split_once("..") {
+                Some((a, b)) => {
+                    let (a, b) = (node(a)?, node(b)?);
+                    if a > b {
+                        return Err(SimError::Scenario(format!(
+                            "src range `{}` is empty",
+                            f.src
+                        )));
+                    }
+                    (a..=b).collect()
+                }
+                None => vec![node(&f.src)?],
+            };
+            let dst = node(&f.dst)?;
+            for src in srcs {
+                flows.push(FlowSpec {
+                    src,
+                    dst,
+                    size_bytes: f.size_bytes,
+                    start_ns: f.start_ns,
+                    first_psn: f.first_psn,
+                });
+            }
+        }
+        let mut taps = Vec::new();
+        for t in &self.taps {
+            let n = node(&t.host)?;
+            if !taps.contains(&n) {
+                taps.push(n);
+            }
+        }
+        let red = match (&self.switch.red, &mp.cc) {
+            (Some(r), _) => Some(r.clone()),
+            (None, Cc::Dcqcn { .. }) => Some(RedParams::default()),
+            (None, _) => None,
+        };
+        let cfg = NetConfig {
+            name: self.name.clone(),
+            seed: seed.unwrap_or(self.seed),
+            topology,
+            cc: mp.cc.clone(),
+            switch: SwitchConfig {
+                buffer_bytes: self.switch.buffer_bytes,
+                red,
+                pfc: self.switch.pfc.map(|p| PfcConfig {
+                    xoff_bytes: p.xoff_bytes,
+                    xon_bytes: p.xon_bytes,
+                    pause_quanta: p.pause_quanta,
+                }),
+                switch_id_base: self.switch.switch_id_base,
+            },
+            flows,
+            duration_ns: self.duration_ns,
+            mtu_bytes: self.mtu_bytes,
+            rto_ns: self.rto_ns,
+            base_rtt_ns: self.base_rtt_ns,
+            sample_interval_ns: self.sample_interval_ns,
+            taps,
+        };
+        Ok((cfg, mp))
+    }
+}
