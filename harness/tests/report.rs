@@ -528,7 +528,7 @@ fn sim_report_from_metrics_json() {
     ] {
         assert!(html.contains(&format!("<svg id=\"{id}\"")), "{id}");
     }
-    assert!(html.contains("PFC: time paused per port"));
+    assert!(html.contains("PFC per port: PAUSE frames sent, time paused"));
     assert!(html.contains("<td class=\"l\">sw0:p2</td><td class=\"l\">h2</td><td>25</td><td>0.448</td><td>40000</td><td>42000</td><td>12</td><td>0</td><td>3</td><td>0</td><td>4096</td>"));
     if let Some((dom, (total, non_white, _))) = render(&out, &work) {
         assert_eq!(count(&dom, "<svg id=\"sim-"), 5);

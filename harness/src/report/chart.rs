@@ -75,6 +75,45 @@ pub fn downsample(
     out
 }
 
+/// Reduce `points` (sorted by x) to the mean point of each of `cols` columns over `x0..=x1`
+/// when there are more points than columns (else keep them): for a quantity measured per
+/// sample interval, such as goodput, the mean over a column is the same quantity over a
+/// longer interval, where min / max would only fill the area between 0 and line rate.
+pub fn downsample_mean(points: &[(f64, f64)], x0: f64, x1: f64, cols: usize) -> Vec<(f64, f64)> {
+    let pts: Vec<(f64, f64)> = points
+        .iter()
+        .copied()
+        .filter(|(x, y)| x.is_finite() && y.is_finite())
+        .collect();
+    let cols = cols.max(1);
+    if pts.len() <= cols {
+        return pts;
+    }
+    let span = if x1 > x0 { x1 - x0 } else { 1.0 };
+    let column = |x: f64| -> usize {
+        let c = ((x - x0) / span * cols as f64).floor();
+        if c <= 0.0 {
+            0
+        } else {
+            (c as usize).min(cols - 1)
+        }
+    };
+    let mut out = Vec::with_capacity(cols);
+    let mut i = 0;
+    while i < pts.len() {
+        let c = column(pts[i].0);
+        let (mut sx, mut sv, mut n) = (0.0, 0.0, 0.0);
+        while i < pts.len() && column(pts[i].0) == c {
+            sx += pts[i].0;
+            sv += pts[i].1;
+            n += 1.0;
+            i += 1;
+        }
+        out.push((sx / n, sv / n));
+    }
+    out
+}
+
 /// One line of a chart.
 pub struct Line {
     /// Legend text.
@@ -132,10 +171,48 @@ const PANEL_PX: u32 = 200;
 /// Extra height of the last panel (the x axis description), px.
 const X_DESC_PX: u32 = 22;
 
+/// Height of one more legend row, px.
+const LEGEND_ROW_PX: u32 = 20;
+/// Where the legend may start (right of the caption), px.
+const LEGEND_LEFT_PX: i32 = 150;
+
 impl Chart {
     /// The SVG's height, px.
     pub fn height_px(&self) -> u32 {
-        HEADER_PX + PANEL_PX * self.panels.len().max(1) as u32 + X_DESC_PX
+        let rows = self.legend_layout().last().map_or(0, |p| p.1);
+        HEADER_PX + LEGEND_ROW_PX * rows + PANEL_PX * self.panels.len().max(1) as u32 + X_DESC_PX
+    }
+
+    /// Legend entries' (x px, row): one right-aligned row when they fit, else left-aligned
+    /// rows that wrap at the chart's width.
+    fn legend_layout(&self) -> Vec<(i32, u32)> {
+        let widths: Vec<i32> = self
+            .panels
+            .iter()
+            .flat_map(|p| &p.lines)
+            .map(|l| 30 + text_px(&l.label) + 14)
+            .collect();
+        let right = WIDTH_PX as i32 - 12;
+        let total: i32 = widths.iter().sum();
+        let mut out = Vec::with_capacity(widths.len());
+        if LEGEND_LEFT_PX + total <= right {
+            let mut x = right - total;
+            for w in widths {
+                out.push((x, 0));
+                x += w;
+            }
+        } else {
+            let (mut x, mut row) = (LEGEND_LEFT_PX, 0);
+            for w in widths {
+                if x + w > right && x > LEGEND_LEFT_PX {
+                    x = LEGEND_LEFT_PX;
+                    row += 1;
+                }
+                out.push((x, row));
+                x += w;
+            }
+        }
+        out
     }
 }
 
@@ -165,7 +242,7 @@ fn escape(s: &str) -> String {
 
 /// Rough width of `text` at 13 px sans-serif (for laying out the legend), px.
 fn text_px(text: &str) -> i32 {
-    (text.chars().count() as i32 * 7).max(7)
+    (text.chars().count() as i32 * 13 / 2).max(7)
 }
 
 /// Draw the chart; the result is one `<svg>` element with `id` and class `chart`.
@@ -187,7 +264,9 @@ pub fn render(chart: &Chart) -> Result<String, String> {
         let e = |e: DrawingAreaErrorKind<std::io::Error>| e.to_string();
         let root = SVGBackend::with_string(&mut buf, (WIDTH_PX, height)).into_drawing_area();
         root.fill(&WHITE).map_err(e)?;
-        let (header, body) = root.split_vertically(HEADER_PX);
+        let layout = chart.legend_layout();
+        let rows = layout.last().map_or(0, |p| p.1);
+        let (header, body) = root.split_vertically(HEADER_PX + LEGEND_ROW_PX * rows);
         header
             .draw(&Text::new(
                 chart.title.clone(),
@@ -195,25 +274,23 @@ pub fn render(chart: &Chart) -> Result<String, String> {
                 ("sans-serif", 17).into_font().style(FontStyle::Bold),
             ))
             .map_err(e)?;
-        // Legend: right-aligned on the header line.
-        let items: Vec<&Line> = chart.panels.iter().flat_map(|p| &p.lines).collect();
-        let legend_px: i32 = items.iter().map(|l| 30 + text_px(&l.label) + 14).sum();
-        let mut x = (WIDTH_PX as i32 - 12 - legend_px).max(160);
-        for l in items {
+        // Legend: on the caption's line, wrapping below it when long.
+        let items = chart.panels.iter().flat_map(|p| &p.lines);
+        for (l, &(x, row)) in items.zip(&layout) {
+            let y = 18 + (LEGEND_ROW_PX * row) as i32;
             header
                 .draw(&PathElement::new(
-                    vec![(x, 18), (x + 24, 18)],
+                    vec![(x, y), (x + 24, y)],
                     l.color.stroke_width(3),
                 ))
                 .map_err(e)?;
             header
                 .draw(&Text::new(
                     l.label.clone(),
-                    (x + 30, 11),
+                    (x + 30, y - 7),
                     ("sans-serif", 13).into_font(),
                 ))
                 .map_err(e)?;
-            x += 30 + text_px(&l.label) + 14;
         }
         let n = chart.panels.len().max(1);
         let mut areas = Vec::new();
@@ -321,6 +398,22 @@ mod tests {
         assert_eq!(d.last(), Some(&(999_999.0, 1.0)));
         // x stays sorted.
         assert!(d.windows(2).all(|w| w[0].0 <= w[1].0));
+    }
+
+    #[test]
+    fn downsample_mean_averages_columns() {
+        // Goodput alternating 0 and 8 at x = 0..9, 5 columns over 0..=9: column
+        // floor(x / 9 * 5) puts x = {0,1}, {2,3}, {4,5}, {6,7}, {8,9} together; each pair is
+        // one 0 and one 8, so every column's mean is 4 at the pair's mean x.
+        let pts: Vec<(f64, f64)> = (0..10)
+            .map(|i| (f64::from(i), if i % 2 == 0 { 0.0 } else { 8.0 }))
+            .collect();
+        assert_eq!(
+            downsample_mean(&pts, 0.0, 9.0, 5),
+            vec![(0.5, 4.0), (2.5, 4.0), (4.5, 4.0), (6.5, 4.0), (8.5, 4.0)]
+        );
+        // Fewer points than columns: kept as they are.
+        assert_eq!(downsample_mean(&pts[..3], 0.0, 9.0, 5), pts[..3].to_vec());
     }
 
     #[test]

@@ -208,7 +208,18 @@ const PALETTE: [RGBColor; 10] = [
     RGBColor(23, 190, 207),
 ];
 
-fn points(s: &Series, scale: f64, x_max_us: f64, step: bool) -> Vec<(f64, f64)> {
+/// How a series is reduced to the chart's columns.
+#[derive(Clone, Copy)]
+enum Reduce {
+    /// A value that holds until the next sample (rate, window): steps, min / max kept.
+    Step,
+    /// A sampled level (queue): min / max kept.
+    Level,
+    /// A per-interval measure (goodput): mean per column.
+    Mean,
+}
+
+fn points(s: &Series, scale: f64, x_max_us: f64, reduce: Reduce) -> Vec<(f64, f64)> {
     let mut pts: Vec<(f64, f64)> = s
         .t_ns
         .iter()
@@ -218,16 +229,21 @@ fn points(s: &Series, scale: f64, x_max_us: f64, step: bool) -> Vec<(f64, f64)> 
     if !pts.windows(2).all(|w| w[0].0 <= w[1].0) {
         pts.sort_by(|a, b| a.0.total_cmp(&b.0));
     }
-    chart::downsample(&pts, 0.0, x_max_us, chart::COLUMNS, step)
+    match reduce {
+        Reduce::Step => chart::downsample(&pts, 0.0, x_max_us, chart::COLUMNS, true),
+        Reduce::Level => chart::downsample(&pts, 0.0, x_max_us, chart::COLUMNS, false),
+        // 4 px per mean: a per-µs goodput swings between 0 and line rate packet by packet.
+        Reduce::Mean => chart::downsample_mean(&pts, 0.0, x_max_us, chart::COLUMNS / 4),
+    }
 }
 
-/// `(id, title, y axis, scale, step, series)` of a chart.
+/// `(id, title, y axis, scale, reduction, series)` of a chart.
 type SeriesChart<'a> = (
     &'static str,
     &'static str,
     &'static str,
     f64,
-    bool,
+    Reduce,
     Vec<(String, &'a Series)>,
 );
 
@@ -237,7 +253,7 @@ fn series_chart(
     title: &str,
     y_desc: &str,
     scale: f64,
-    step: bool,
+    reduce: Reduce,
     x_max_us: f64,
     series: &[(String, &Series)],
 ) -> Result<Option<(String, usize)>, String> {
@@ -254,7 +270,7 @@ fn series_chart(
         .enumerate()
         .map(|(i, (label, s))| Line {
             label: label.clone(),
-            points: points(s, scale, x_max_us, step),
+            points: points(s, scale, x_max_us, reduce),
             color: PALETTE[i % PALETTE.len()],
             width: 2,
         })
@@ -378,7 +394,7 @@ pub fn render(m: &Metrics, source: &str) -> Result<(String, Vec<(String, String)
             "Sending rate",
             "rate (Gbps)",
             1e-9,
-            true,
+            Reduce::Step,
             m.flows
                 .iter()
                 .map(|f| (flow_label(f), &f.rate_bps))
@@ -389,7 +405,7 @@ pub fn render(m: &Metrics, source: &str) -> Result<(String, Vec<(String, String)
             "Window",
             "window (KB)",
             1e-3,
-            true,
+            Reduce::Step,
             m.flows
                 .iter()
                 .map(|f| (flow_label(f), &f.window_bytes))
@@ -400,7 +416,7 @@ pub fn render(m: &Metrics, source: &str) -> Result<(String, Vec<(String, String)
             "Goodput at the receivers",
             "goodput (Gbps)",
             1e-9,
-            false,
+            Reduce::Mean,
             m.flows
                 .iter()
                 .map(|f| (flow_label(f), &f.throughput_bps))
@@ -411,7 +427,7 @@ pub fn render(m: &Metrics, source: &str) -> Result<(String, Vec<(String, String)
             "Egress queues",
             "queue (KB)",
             1e-3,
-            false,
+            Reduce::Level,
             m.ports
                 .iter()
                 .map(|p| (p.name.clone(), &p.queue_bytes))
@@ -419,8 +435,8 @@ pub fn render(m: &Metrics, source: &str) -> Result<(String, Vec<(String, String)
         ),
     ];
     body.push_str("<h2>Charts</h2>\n");
-    for (id, title, y, scale, step, series) in &charts {
-        if let Some((svg, n)) = series_chart(id, title, y, *scale, *step, x_max_us, series)? {
+    for (id, title, y, scale, reduce, series) in &charts {
+        if let Some((svg, n)) = series_chart(id, title, y, *scale, *reduce, x_max_us, series)? {
             let _ = writeln!(body, "<div class=\"sim-chart\" id=\"{id}-box\">");
             body.push_str(&svg);
             let total = series.iter().filter(|(_, s)| !s.t_ns.is_empty()).count();
@@ -444,69 +460,90 @@ pub fn render(m: &Metrics, source: &str) -> Result<(String, Vec<(String, String)
     Ok((page(&title, &body), svgs))
 }
 
-/// Bars of PFC pause time per port (ports that paused), or `None` when none did.
+/// Bars per port that took part in PFC: PAUSE frames sent (above) and time its egress was
+/// paused (below); `None` when no port did.
 fn pfc_chart(m: &Metrics) -> Result<Option<String>, String> {
     use plotters::prelude::*;
     use plotters::style::text_anchor;
-    let paused: Vec<(&str, f64)> = m
+    let ports: Vec<&PortMetrics> = m
         .ports
         .iter()
         .filter(|p| p.pfc.paused_ns > 0 || p.pfc.pause_frames_sent > 0)
         .take(MAX_LINES)
-        .map(|p| (p.name.as_str(), p.pfc.paused_ns as f64 / 1e3))
         .collect();
-    if paused.is_empty() {
+    if ports.is_empty() {
         return Ok(None);
     }
-    let hi = paused.iter().fold(0.0f64, |a, p| a.max(p.1));
-    let (_, hi) = chart::y_range(0.0, hi);
-    let n = paused.len();
+    let n = ports.len();
+    let title = "PFC per port: PAUSE frames sent, time paused";
     let mut buf = String::new();
     {
         let e = |e: DrawingAreaErrorKind<std::io::Error>| e.to_string();
-        let root = SVGBackend::with_string(&mut buf, (chart::WIDTH_PX, 300)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut buf, (chart::WIDTH_PX, 480)).into_drawing_area();
         root.fill(&WHITE).map_err(e)?;
-        let mut ctx = ChartBuilder::on(&root)
-            .caption("PFC: time paused per port", ("sans-serif", 18))
-            .margin(12)
-            .x_label_area_size(42)
-            .y_label_area_size(72)
-            .build_cartesian_2d(0f64..n as f64, 0f64..hi)
+        let root = root
+            .titled(title, ("sans-serif", 17).into_font().style(FontStyle::Bold))
             .map_err(e)?;
-        ctx.configure_mesh()
-            .disable_x_mesh()
-            .x_labels(0)
-            .x_desc("ports that paused")
-            .y_desc("paused (µs)")
-            .label_style(("sans-serif", 13))
-            .axis_desc_style(("sans-serif", 14))
-            .light_line_style(RGBColor(238, 238, 238))
-            .draw()
+        let panels = root.split_evenly((2, 1));
+        let values: [(&str, Vec<f64>, RGBColor); 2] = [
+            (
+                "PAUSE frames sent",
+                ports
+                    .iter()
+                    .map(|p| p.pfc.pause_frames_sent as f64)
+                    .collect(),
+                PALETTE[3],
+            ),
+            (
+                "paused (µs)",
+                ports.iter().map(|p| p.pfc.paused_ns as f64 / 1e3).collect(),
+                PALETTE[0],
+            ),
+        ];
+        for (area, (desc, v, color)) in panels.iter().zip(values) {
+            let (_, hi) = chart::y_range(0.0, v.iter().fold(0.0f64, |a, x| a.max(*x)));
+            let mut ctx = ChartBuilder::on(area)
+                .margin_left(12)
+                .margin_right(24)
+                .margin_top(8)
+                .x_label_area_size(8)
+                .y_label_area_size(78)
+                .build_cartesian_2d(0f64..n as f64, 0f64..hi)
+                .map_err(e)?;
+            ctx.configure_mesh()
+                .disable_x_mesh()
+                .x_labels(0)
+                .y_desc(desc)
+                .y_labels(5)
+                .label_style(("sans-serif", 13))
+                .axis_desc_style(("sans-serif", 14))
+                .light_line_style(RGBColor(238, 238, 238))
+                .draw()
+                .map_err(e)?;
+            ctx.draw_series(v.iter().enumerate().map(|(i, y)| {
+                Rectangle::new(
+                    [(i as f64 + 0.15, 0.0), (i as f64 + 0.85, *y)],
+                    color.filled(),
+                )
+            }))
             .map_err(e)?;
-        ctx.draw_series(paused.iter().enumerate().map(|(i, p)| {
-            Rectangle::new(
-                [(i as f64 + 0.15, 0.0), (i as f64 + 0.85, p.1)],
-                PALETTE[3].filled(),
+            // Port names above their bars.
+            let style = TextStyle::from(("sans-serif", 12).into_font()).pos(text_anchor::Pos::new(
+                text_anchor::HPos::Center,
+                text_anchor::VPos::Bottom,
+            ));
+            ctx.draw_series(
+                ports.iter().zip(&v).enumerate().map(|(i, (p, y))| {
+                    Text::new(p.name.clone(), (i as f64 + 0.5, *y), style.clone())
+                }),
             )
-        }))
-        .map_err(e)?;
-        // Port names above their bars.
-        let style = TextStyle::from(("sans-serif", 13).into_font()).pos(text_anchor::Pos::new(
-            text_anchor::HPos::Center,
-            text_anchor::VPos::Bottom,
-        ));
-        ctx.draw_series(
-            paused
-                .iter()
-                .enumerate()
-                .map(|(i, p)| Text::new(p.0.to_string(), (i as f64 + 0.5, p.1), style.clone())),
-        )
-        .map_err(e)?;
+            .map_err(e)?;
+        }
         root.present().map_err(e)?;
     }
     Ok(Some(buf.replacen(
         "<svg ",
-        "<svg id=\"sim-pfc\" class=\"chart\" role=\"img\" aria-label=\"PFC: time paused per port\" ",
+        &format!("<svg id=\"sim-pfc\" class=\"chart\" role=\"img\" aria-label=\"{title}\" "),
         1,
     )))
 }
