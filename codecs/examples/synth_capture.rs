@@ -1,7 +1,8 @@
 //! Write the benchmarks' synthetic `hpcc` capture to a file, for timing whole commands
 //! (`ccreplay inspect`, `tshark`) on it.
 //!
-//! `cargo run --release -p ccreplay-codecs --example synth_capture -- OUT.pcap [PACKETS]`
+//! `cargo run --release -p ccreplay-codecs --example synth_capture -- OUT.pcap [PACKETS] [FLOWS]`
+//! (64 flows by default; with more, ten consecutive packets per flow, flows in turn)
 
 #[path = "../benches/common/mod.rs"]
 mod common;
@@ -9,16 +10,20 @@ mod common;
 fn main() {
     let mut args = std::env::args().skip(1);
     let Some(out) = args.next() else {
-        eprintln!("usage: synth_capture OUT.pcap [PACKETS (default 1000000)]");
+        eprintln!("usage: synth_capture OUT.pcap [PACKETS (default 1000000)] [FLOWS (default 64)]");
         std::process::exit(2);
     };
     let n: usize = args
         .next()
         .map_or(1_000_000, |s| s.parse().expect("PACKETS is a number"));
-    let bytes = common::hpcc_capture(n, 1024);
+    let flows: usize = args
+        .next()
+        .map_or(64, |s| s.parse().expect("FLOWS is a number"));
+    assert!((1..=65_536).contains(&flows), "FLOWS is 1 to 65536");
+    let bytes = common::hpcc_capture_flows(n, 1024, flows);
     std::fs::write(&out, &bytes).unwrap_or_else(|e| {
         eprintln!("{out}: {e}");
         std::process::exit(2);
     });
-    eprintln!("{out}: {n} packets, {} bytes", bytes.len());
+    eprintln!("{out}: {n} packets, {flows} flows, {} bytes", bytes.len());
 }

@@ -12,9 +12,17 @@ use ccreplay_codecs::shim::int::{IntHop, IntStack};
 /// Distinct frames to cycle through (the content varies, the cost per packet does not).
 const DISTINCT: usize = 1000;
 
-fn frame(i: usize, payload_bytes: usize) -> FrameRepr {
-    let flow = (i % 64) as u32;
+fn frame(i: usize, payload_bytes: usize, flows: usize) -> FrameRepr {
+    // 64 flows: packet i belongs to flow i mod 64 (the benchmarks' capture). More flows: ten
+    // consecutive packets (6 data, 3 ACKs, 1 CNP) per flow, flows in turn.
+    let flow = if flows == 64 {
+        i % 64
+    } else {
+        (i / 10) % flows
+    } as u32;
     let kind = i % 10;
+    // The peer of each flow: 10.0.1.x for the first 256, then 10.0.2.x, ...
+    let peer = [10, 0, 1 + (flow >> 8) as u8, flow as u8];
     let hops: Vec<IntHop> = (0..1 + i % 3)
         .map(|h| IntHop {
             b: 2,
@@ -70,34 +78,38 @@ fn frame(i: usize, payload_bytes: usize) -> FrameRepr {
         // Data leaves the sender 10.0.0.1; ACKs and CNPs come back to it, so the capture is a
         // sender-side trace the harness can replay.
         ip: IpRepr::V4 {
-            src: if kind <= 5 {
-                [10, 0, 0, 1]
-            } else {
-                [10, 0, 1, flow as u8]
-            },
-            dst: if kind <= 5 {
-                [10, 0, 1, flow as u8]
-            } else {
-                [10, 0, 0, 1]
-            },
+            src: if kind <= 5 { [10, 0, 0, 1] } else { peer },
+            dst: if kind <= 5 { peer } else { [10, 0, 0, 1] },
             dscp: 26,
             ecn: (i % 4) as u8,
             ttl: 64,
             identification: 0,
             options: Vec::new(),
         },
-        udp_src_port: 49152 + flow as u16,
+        udp_src_port: 49152 + (flow % 16384) as u16,
         udp_dst_port: 4791,
         roce,
     }
 }
 
 /// Write `packets` records into a nanosecond pcap held in memory.
+#[allow(dead_code)] // the synth_capture example uses the general form
 pub fn hpcc_capture(packets: usize, payload_bytes: usize) -> Vec<u8> {
-    let frames: Vec<Vec<u8>> = (0..DISTINCT)
+    hpcc_capture_flows(packets, payload_bytes, 64)
+}
+
+/// [`hpcc_capture`] with `flows` flows (1 to 65 536).
+#[allow(dead_code)] // the decode bench uses 64 flows only (through hpcc_capture)
+pub fn hpcc_capture_flows(packets: usize, payload_bytes: usize, flows: usize) -> Vec<u8> {
+    let distinct = if flows == 64 {
+        DISTINCT
+    } else {
+        DISTINCT.max(10 * flows)
+    };
+    let frames: Vec<Vec<u8>> = (0..distinct)
         .map(|i| {
             let mut out = Vec::new();
-            frame(i, payload_bytes)
+            frame(i, payload_bytes, flows)
                 .emit(Dialect::Hpcc, IntConfig::default(), &mut out)
                 .expect("valid frame");
             out
@@ -107,7 +119,7 @@ pub fn hpcc_capture(packets: usize, payload_bytes: usize) -> Vec<u8> {
     for i in 0..packets {
         w.write(
             1_700_000_000_000_000_000 + i as u64 * 100,
-            &frames[i % DISTINCT],
+            &frames[i % distinct],
         )
         .expect("in memory");
     }
