@@ -143,11 +143,13 @@ ccreplay.experts = { ex.nhop_too_large, ex.truncated, ex.reserved }
 local udp_table = DissectorTable.get("udp.port")
 local infiniband = udp_table:get_dissector(ROCEV2_UDP_PORT) or Dissector.get("infiniband")
 local data_dissector = Dissector.get("data")
+-- The UDP header's own length, to tell a datagram that claims more than its IP packet holds.
+local udp_length_field = Field.new("udp.length")
 
 -- Extension header lengths before the AETH of an ACKNOWLEDGE packet: RC 0x11 has none, RD
--- 0x51 has RDETH (4) and DETH (8) (docs/wire.md 3: RD packets carry RDETH and DETH). Only the
+-- 0x51 has RDETH (4): RD responses carry RDETH but no DETH (codecs/src/ib/opcode.rs). Only the
 -- ACKNOWLEDGE opcodes carry the dialect extension (docs/wire.md 4, **choice**).
-local ACK_HEADERS_BEFORE_AETH = { [0x11] = 0, [0x51] = 12 }
+local ACK_HEADERS_BEFORE_AETH = { [0x11] = 0, [0x51] = 4 }
 local BTH_LEN, AETH_LEN, HOP_LEN = 12, 4, 8
 local RCC_SHIM_LEN, RCC_EXT_LEN = 8, 8
 local ICRC_LEN = 4
@@ -225,6 +227,13 @@ function ccreplay.dissector(tvb, pinfo, tree)
     -- read from the bytes before the ICRC that were captured (a record may be cut by snaplen).
     local reported = tvb:reported_length_remaining()
     if reported < ICRC_LEN then
+        return call_infiniband(tvb, pinfo, tree)
+    end
+    -- A UDP length beyond the IP payload: Wireshark goes on with what the IP packet holds,
+    -- inspect (wire.md 2) reads no RoCE header from such a datagram; neither does this.
+    local udp_lengths = { udp_length_field() }
+    local udp_length = udp_lengths[#udp_lengths]
+    if udp_length and udp_length.value ~= reported + 8 then
         return call_infiniband(tvb, pinfo, tree)
     end
     local body_len = math.min(reported - ICRC_LEN, tvb:len())
