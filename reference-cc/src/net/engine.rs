@@ -140,6 +140,8 @@ struct PortState {
     paused_since: Option<u64>,
     paused_ps: u64,
     wake_at: u64,
+    /// When the pending XOFF refresh is due (older refresh events are stale).
+    refresh_at: u64,
     /// Ingress side: data bytes buffered at this switch that arrived through this port.
     ingress_bytes: u64,
     xoff: bool,
@@ -455,6 +457,7 @@ impl Network {
                     paused_since: None,
                     paused_ps: 0,
                     wake_at: NONE,
+                    refresh_at: NONE,
                     ingress_bytes: 0,
                     xoff: false,
                     ecn_marked: 0,
@@ -544,7 +547,12 @@ impl Network {
                     src_route: slot[f.src as usize],
                     local_tx: 0,
                     local_rx: u32::MAX,
-                    hash: mix(cfg.seed ^ mix(i as u64 + 1)),
+                    hash: five_tuple_hash(
+                        cfg.seed,
+                        slot[f.src as usize],
+                        slot[f.dst as usize],
+                        i as u32,
+                    ),
                     start_ps: f.start_ns * PS_PER_NS,
                     message_bytes: f.size_bytes,
                     packets: f.size_bytes.div_ceil(u64::from(cfg.mtu_bytes)),
@@ -833,10 +841,14 @@ impl Network {
                     self.try_start(port, sink)?;
                 }
                 Ev::PfcRefresh { port } => {
-                    if self.ports[port as usize].xoff
-                        && let Some(pfc) = self.cfg.switch.pfc
-                    {
-                        self.send_pfc(port, pfc.pause_quanta, sink)?;
+                    let p = &mut self.ports[port as usize];
+                    if p.refresh_at == self.now {
+                        p.refresh_at = NONE;
+                        if p.xoff
+                            && let Some(pfc) = self.cfg.switch.pfc
+                        {
+                            self.send_pfc(port, pfc.pause_quanta, sink)?;
+                        }
                     }
                 }
                 Ev::Sample => self.sample(),
@@ -1114,8 +1126,9 @@ impl Network {
         if quanta != 0 {
             p.pause_sent += 1;
             // Refresh before the pause runs out (a quantum is 512 bit times).
-            let pause_ps = u64::from(quanta) * 512 * 1_000_000_000_000 / p.rate_bps.max(1);
+            let pause_ps = quanta_ps(quanta, p.rate_bps);
             let t = self.now + (pause_ps / 2).max(1);
+            p.refresh_at = t;
             self.schedule(t, CLASS_PACKET, Ev::PfcRefresh { port });
         }
         self.try_start(port, sink)
@@ -1237,7 +1250,7 @@ impl Network {
             {
                 sink.record(tap, abs_ns(now), &pkt, false)?;
             }
-            let pause_ps = u64::from(pkt.pfc_quanta) * 512 * 1_000_000_000_000 / p.rate_bps.max(1);
+            let pause_ps = quanta_ps(pkt.pfc_quanta, p.rate_bps);
             p.pause(now, now + pause_ps);
             return self.try_start(port, sink);
         }
@@ -1570,4 +1583,20 @@ impl Network {
         };
         RunResult { taps, metrics }
     }
+}
+
+/// A PFC pause of `quanta` (802.1Qbb: 512 bit times each) at `rate_bps`, ps: the time to
+/// send `quanta × 64` bytes. u128 inside: 0xFFFF × 512 × 10^12 overflows u64.
+fn quanta_ps(quanta: u16, rate_bps: u64) -> u64 {
+    super::ser_ps(u32::from(quanta) * 64, rate_bps)
+}
+
+/// ECMP key: a seeded hash of the flow's 5-tuple as the taps write it (docs/sim.md
+/// "Addresses": host numbers stand for the IPs, UDP source port `49152 + flow mod 16384`,
+/// destination port 4791, protocol 17), the same at every switch of the path.
+fn five_tuple_hash(seed: u64, src_host: u32, dst_host: u32, flow: u32) -> u64 {
+    let sport = 49_152 + u64::from(flow % 16_384);
+    let tuple =
+        (u64::from(src_host) << 40 | u64::from(dst_host) << 16 | sport) ^ mix(4_791 << 8 | 17);
+    mix(seed ^ mix(tuple))
 }
