@@ -217,6 +217,9 @@ fn int_not_rebuilt_without_switch_records() {
     let ev = lines(&out.join("sender_0.jsonl"));
     assert_eq!(ev.len(), 4);
     assert!(ev.iter().all(|e| e.get("int").is_none()));
+    // Frames cannot be made without the INT: no pcap, said so.
+    assert!(!out.join("sender_0_capture.pcap").exists());
+    assert!(err.contains("no pcap (ACKs without INT)"), "{err}");
     let _ = fs::remove_dir_all(dir);
 }
 
@@ -297,4 +300,62 @@ fn errors_name_the_file_and_where() {
         stderr(&o)
     );
     let _ = fs::remove_dir_all(dir);
+}
+
+fn replay(trace: &Path, model: &str) -> Vec<u8> {
+    let o = run(bin().arg("replay").arg(trace).args(["--model", model]));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}: {}",
+        trace.display(),
+        stderr(&o)
+    );
+    o.stdout
+}
+
+/// The pcap written beside complete events files replays to the same decisions, and an
+/// independent decoder (tshark, when installed) reads the PSNs, opcodes and QPs the events say.
+#[test]
+fn pcap_beside_the_events_replays_the_same() {
+    for cc in ["hpcc", "dcqcn"] {
+        let out = tmpdir(&format!("pcap-{cc}"));
+        let o = import(&fixture().join(format!("config_{cc}.txt")), &out);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let m: toml::Table =
+            toml::from_str(&fs::read_to_string(out.join("sender_0_capture.toml")).unwrap())
+                .unwrap();
+        assert_eq!(m["capture"].as_str(), Some("sender_0_capture.pcap"));
+        for model in m["models"].as_array().unwrap() {
+            let name = model["name"].as_str().unwrap();
+            let a = replay(&out.join("sender_0.toml"), name);
+            let b = replay(&out.join("sender_0_capture.toml"), name);
+            assert!(!a.is_empty(), "{cc}/{name}");
+            assert_eq!(a, b, "{cc}/{name}");
+        }
+        let o = run(bin()
+            .arg("inspect")
+            .arg(out.join("sender_0_capture.pcap"))
+            .args(["--dialect", if cc == "hpcc" { "hpcc" } else { "roce" }])
+            .args(["--strict", "--format", "json"]));
+        assert_eq!(o.status.code(), Some(0), "malformed frames: {}", stderr(&o));
+        if cc == "dcqcn"
+            && let Ok(t) = Command::new("tshark")
+                .arg("-r")
+                .arg(out.join("sender_0_capture.pcap"))
+                .args(["-T", "fields", "-e", "infiniband.bth.opcode", "-e"])
+                .args(["infiniband.bth.psn", "-e", "infiniband.bth.destqp"])
+                .output()
+            && t.status.success()
+        {
+            // Data to the receiver's QP 0x020000 | 10000 = 0x022710 (WRITE FIRST 6, LAST 8),
+            // ACKs (17) and the CNP (129) to the sender's 0x012710; PSNs 0, 1, 0, 1, 0.
+            let got = String::from_utf8_lossy(&t.stdout).into_owned();
+            assert_eq!(
+                got,
+                "6\t0\t0x022710\n8\t1\t0x022710\n17\t0\t0x012710\n17\t1\t0x012710\n129\t0\t0x012710\n"
+            );
+        }
+        let _ = fs::remove_dir_all(out);
+    }
 }

@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 pub mod ns3;
+pub mod pcap;
 
 /// Why an import failed (exit status 2). Every variant names the file and where in it.
 #[derive(Debug, thiserror::Error)]

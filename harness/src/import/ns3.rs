@@ -28,6 +28,9 @@
 //! receiver copies the data packet's INT into the ACK it sends (`rdma-hw.cc` `ReceiveUdp`);
 //! that ACK carries it to the sender. An ACK whose INT could not be rebuilt (a switch on the
 //! path not traced, a record missing) is written without `int` and counted in the report.
+//!
+//! When every frame can be made from a file's events (DCQCN; HPCC with no ACK lacking its INT),
+//! the same events are also written as a pcap with its own manifest ([`super::pcap`]).
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::fs::File;
@@ -41,6 +44,7 @@ use ccreplay_reference_cc::event::AckInfo;
 use ccreplay_reference_cc::{Event, EventKind};
 
 use super::ImportError;
+use super::pcap::{PcapFlow, write_pcap};
 use crate::manifest::{CapturePoint, FlowSpec, IntSection, Manifest, ModelSpec, Network, Source};
 use crate::protocol;
 
@@ -871,6 +875,8 @@ pub struct Summary {
     pub acks_with_int: u64,
     /// HPCC: ACKs written without INT, because it could not be rebuilt.
     pub acks_without_int: u64,
+    /// Events files also written as a pcap with its manifest (`<stem>_capture.pcap`).
+    pub pcaps: u64,
     /// Warnings (unknown config keys, parameters the simulator left unset, ...).
     pub warnings: Vec<String>,
 }
@@ -1067,6 +1073,8 @@ struct Group {
     path: PathBuf,
     base_rtt_ns: u64,
     win_bytes: u64,
+    /// HPCC: ACKs written without INT (the pcap needs none).
+    acks_without_int: u64,
 }
 
 /// Per-flow state of the conversion.
@@ -1259,6 +1267,7 @@ pub fn import(opts: &Options) -> Result<Summary, ImportError> {
                         path,
                         base_rtt_ns: rtt,
                         win_bytes: bdp,
+                        acks_without_int: 0,
                     });
                     by_key.insert((side, host, peer), groups.len() - 1);
                     groups.len() - 1
@@ -1474,6 +1483,7 @@ pub fn import(opts: &Options) -> Result<Summary, ImportError> {
                         summary.acks_with_int += 1;
                     } else {
                         summary.acks_without_int += 1;
+                        groups[st.sender_group].acks_without_int += 1;
                     }
                     int
                 } else {
@@ -1641,6 +1651,44 @@ pub fn import(opts: &Options) -> Result<Summary, ImportError> {
             source,
         })?;
         summary.written.push(path);
+        // The same events as packets, when every frame can be made from them: an HPCC ACK
+        // without its INT cannot.
+        if g.acks_without_int > 0 {
+            summary
+                .warnings
+                .push(format!("{}: no pcap (ACKs without INT)", g.path.display()));
+            continue;
+        }
+        let pflows: Vec<PcapFlow> = g
+            .flows
+            .iter()
+            .zip(&m.flows)
+            .map(|(&fi, spec)| PcapFlow {
+                spec: spec.clone(),
+                udp_src_port: flows[fi].sport,
+                message_bytes: flows[fi].size_bytes,
+            })
+            .collect();
+        let stem = format!("{}_capture", g.stem);
+        let pcap = opts.out.join(format!("{stem}.pcap"));
+        write_pcap(&g.path, &pcap, m.dialect, &m.capture_point, &pflows)?;
+        let mut mc = m.clone();
+        mc.events = None;
+        mc.capture = Some(format!("{stem}.pcap"));
+        let path = opts.out.join(format!("{stem}.toml"));
+        let body = toml::to_string(&mc).map_err(|e| {
+            ImportError::Unsupported(format!(
+                "{}: cannot write the manifest: {e}",
+                path.display()
+            ))
+        })?;
+        std::fs::write(&path, body).map_err(|source| ImportError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        summary.written.push(pcap);
+        summary.written.push(path);
+        summary.pcaps += 1;
     }
     model_warnings.sort();
     model_warnings.dedup();
