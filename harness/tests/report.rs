@@ -555,3 +555,56 @@ fn sim_report_from_metrics_json() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("metrics version 9"));
     let _ = std::fs::remove_dir_all(&work);
 }
+
+#[test]
+fn sim_then_report_on_a_paper_scenario() {
+    // The simulator's own output, end to end: DCQCN incast with PFC (scenarios/papers).
+    let work = tmpdir("simrun");
+    let scenario = root().join("scenarios/papers/dcqcn_incast_pfc.toml");
+    run_ok(
+        &[
+            "sim",
+            scenario.to_str().unwrap(),
+            "--out",
+            work.to_str().unwrap(),
+        ],
+        0,
+    );
+    let out = work.join("sim.html");
+    run_ok(
+        &[
+            "report",
+            "sim",
+            work.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ],
+        0,
+    );
+    let html = read(&out);
+    // One table row per [[flows]] of the scenario (16 senders); one per switch port: the
+    // incast switch has 16 sender ports and 1 receiver port.
+    let flows = count(&read(&scenario), "[[flows]]");
+    assert_eq!(flows, 16);
+    assert_eq!(count(&html, "<tr class=\"flow-row\""), flows);
+    assert_eq!(count(&html, "<tr class=\"port-row\""), 17);
+    for id in ["sim-rate", "sim-goodput", "sim-queue"] {
+        assert!(html.contains(&format!("<svg id=\"{id}\"")), "{id}");
+    }
+    // The PFC chart is there exactly when the run sent PAUSE frames, and the summary shows
+    // the file's totals.
+    let m: serde_json::Value = serde_json::from_str(&read(&work.join("metrics.json"))).unwrap();
+    let frames = m["pfc"]["pause_frames"].as_u64().unwrap();
+    assert_eq!(html.contains("<svg id=\"sim-pfc\""), frames > 0);
+    assert!(html.contains(&format!(
+        "<th class=\"l\">PFC pause frames</th><td>{frames}</td>"
+    )));
+    if let Some((dom, (total, non_white, _))) = render(&out, &work) {
+        assert!(count(&dom, "<svg id=\"sim-") >= 3);
+        assert!(
+            non_white * 50 > total,
+            "{non_white} of {total} pixels not white"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&work);
+}
