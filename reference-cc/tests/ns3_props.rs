@@ -19,8 +19,8 @@ const MAX_STEPS: usize = 2_048;
 /// Flows an input spreads its events over.
 const FLOWS: usize = 4;
 /// Timer firings allowed between two events, and in a whole run.
-const MAX_FIRES_PER_GAP: usize = 256;
-const MAX_FIRES_PER_RUN: usize = 20_000;
+const MAX_FIRES_PER_GAP: usize = 64;
+const MAX_FIRES_PER_RUN: usize = 3_000;
 
 /// Parameter knobs, mapped into valid ranges by [`Knobs::params`].
 #[derive(Debug, Arbitrary)]
