@@ -311,7 +311,9 @@ impl Config {
                         .first()
                         .and_then(|v| v.parse().ok())
                         .ok_or_else(|| bad(format!("{key}: expected the number of entries")))?;
-                    1 + 2 * n
+                    n.checked_mul(2)
+                        .and_then(|x| x.checked_add(1))
+                        .unwrap_or(usize::MAX)
                 }
                 _ => 1,
             };
@@ -428,6 +430,8 @@ pub struct Topology {
     /// Links in file order (a node's interfaces are numbered from 1 in this order, as
     /// `QbbHelper::Install` adds devices).
     pub links: Vec<Link>,
+    /// Per node: (neighbour, rate, delay) in link order.
+    adj: Vec<Vec<(u32, u64, u64)>>,
 }
 
 impl Topology {
@@ -475,24 +479,22 @@ impl Topology {
                 delay_ns,
             });
         }
+        let mut adj = vec![Vec::new(); nodes as usize];
+        for l in &v {
+            adj[l.a as usize].push((l.b, l.rate_bps, l.delay_ns));
+            adj[l.b as usize].push((l.a, l.rate_bps, l.delay_ns));
+        }
         Ok(Topology {
             nodes,
             is_switch,
             links: v,
+            adj,
         })
     }
 
     /// Neighbours of `n`: (node, rate, delay), in link order.
     fn neighbours(&self, n: u32) -> impl Iterator<Item = (u32, u64, u64)> + '_ {
-        self.links.iter().filter_map(move |l| {
-            if l.a == n {
-                Some((l.b, l.rate_bps, l.delay_ns))
-            } else if l.b == n {
-                Some((l.a, l.rate_bps, l.delay_ns))
-            } else {
-                None
-            }
-        })
+        self.adj.get(n as usize).into_iter().flatten().copied()
     }
 
     /// The rate of a host's NIC (its first link), bit/s.
@@ -524,8 +526,10 @@ impl Topology {
                 }
                 out[next as usize] = Some(PathInfo {
                     hops: p.hops + 1,
-                    delay_ns: p.delay_ns + delay,
-                    tx_delay_ns: p.tx_delay_ns + mtu * 8_000_000_000 / rate,
+                    delay_ns: p.delay_ns.saturating_add(delay),
+                    tx_delay_ns: p
+                        .tx_delay_ns
+                        .saturating_add(mtu.saturating_mul(8_000_000_000) / rate),
                     bw_bps: p.bw_bps.min(rate),
                 });
                 // Only switches forward (hosts are never a middle point).
@@ -554,7 +558,9 @@ pub struct PathInfo {
 impl PathInfo {
     /// third.cc: `rtt = delay × 2 + txDelay`.
     pub fn rtt_ns(&self) -> u64 {
-        self.delay_ns * 2 + self.tx_delay_ns
+        self.delay_ns
+            .saturating_mul(2)
+            .saturating_add(self.tx_delay_ns)
     }
     /// third.cc: `bdp = rtt × bw / 1e9 / 8` (integer).
     pub fn bdp_bytes(&self) -> u64 {
@@ -1196,17 +1202,27 @@ pub fn import(opts: &Options) -> Result<Summary, ImportError> {
     let hosts: Vec<u32> = (0..topo.nodes)
         .filter(|&n| !topo.is_switch[n as usize])
         .collect();
+    // Paths are kept for the flows' sources only; with GLOBAL_T 1 every host pair is visited
+    // for the largest RTT and BDP.
+    let sources: std::collections::HashSet<u32> = flows.iter().map(|f| f.src).collect();
     let mut paths: HashMap<u32, Vec<Option<PathInfo>>> = HashMap::new();
     let (mut max_rtt, mut max_bdp) = (0u64, 0u64);
     for &h in &hosts {
+        if global_t != 1 && !sources.contains(&h) {
+            continue;
+        }
         let p = topo.paths_from(h, mtu);
-        for &o in &hosts {
-            if let Some(pi) = p[o as usize] {
-                max_rtt = max_rtt.max(pi.rtt_ns());
-                max_bdp = max_bdp.max(pi.bdp_bytes());
+        if global_t == 1 {
+            for &o in &hosts {
+                if let Some(pi) = p[o as usize] {
+                    max_rtt = max_rtt.max(pi.rtt_ns());
+                    max_bdp = max_bdp.max(pi.bdp_bytes());
+                }
             }
         }
-        paths.insert(h, p);
+        if sources.contains(&h) {
+            paths.insert(h, p);
+        }
     }
 
     std::fs::create_dir_all(&opts.out).map_err(|source| ImportError::Io {
@@ -1219,6 +1235,8 @@ pub fn import(opts: &Options) -> Result<Summary, ImportError> {
     let mut by_key: BTreeMap<(Side, u32, u32), usize> = BTreeMap::new();
     let mut states: Vec<FlowState> = Vec::with_capacity(flows.len());
     let mut flow_of: HashMap<(u32, u32, u16, u16), usize> = HashMap::new();
+    // A CNP names its flow by source port only (`fid`): (sender IP, receiver IP, sport).
+    let mut cnp_flow: HashMap<(u32, u32, u16), usize> = HashMap::new();
     for (i, f) in flows.iter().enumerate() {
         let path = paths
             .get(&f.src)
@@ -1288,6 +1306,7 @@ pub fn import(opts: &Options) -> Result<Summary, ImportError> {
         }
         states.push(st);
         flow_of.insert((node_ip(f.src), node_ip(f.dst), f.sport, f.dport), i);
+        cnp_flow.insert((node_ip(f.src), node_ip(f.dst), f.sport), i);
     }
 
     // Stream mix.tr.
@@ -1358,8 +1377,9 @@ pub fn import(opts: &Options) -> Result<Summary, ImportError> {
                         let hop = IntHop {
                             b: b.unwrap_or(0),
                             ts: (rec.time & 0xFF_FFFF) as u32,
-                            tx_bytes: ((port.tx_bytes / (128 * int_multi)) & 0xF_FFFF) as u32,
-                            qlen: (total / (80 * int_multi)).min(0xFFFF) as u16,
+                            tx_bytes: ((port.tx_bytes / int_multi.saturating_mul(128)) & 0xF_FFFF)
+                                as u32,
+                            qlen: (total / int_multi.saturating_mul(80)).min(0xFFFF) as u16,
                         };
                         let p = pending.entry((fi, rec.seq)).or_default();
                         if p.nodes[..p.n].contains(&rec.node) {
@@ -1531,11 +1551,10 @@ pub fn import(opts: &Options) -> Result<Summary, ImportError> {
                     summary.events += 1;
                 }
             }
-            (EV_RECV, 0xFF) if rec.dip == me => {
+            // ns-3's HPCC ignores CNP packets (`ReceiveCnp` only initialises a rate).
+            (EV_RECV, 0xFF) if rec.dip == me && !hpcc => {
                 // A CNP packet: fid is the flow's source port.
-                let key = flows.iter().position(|f| {
-                    node_ip(f.src) == rec.dip && node_ip(f.dst) == rec.sip && f.sport == rec.sport
-                });
+                let key = cnp_flow.get(&(rec.dip, rec.sip, rec.sport)).copied();
                 let Some(fi) = key else {
                     summary.ignored_records += 1;
                     continue;

@@ -81,6 +81,14 @@ pub fn write_pcap(
             .map_err(|e| e.to_string())
             .and_then(|v| protocol::parse_event(&v).map_err(|e| e.to_string()))
             .map_err(|e| bad(format!("{}: {e}", events.display())))?;
+        if let EventKind::TxData { bytes, .. } | EventKind::RxData { bytes, .. } = ev.kind
+            && bytes > 65_535
+        {
+            return Err(bad(format!(
+                "an event at t = {} ns carries {bytes} bytes: more than an IP packet holds",
+                ev.t_ns
+            )));
+        }
         let Some(fl) = flows.get(ev.flow as usize) else {
             return Err(bad(format!("event of flow {} beyond [[flows]]", ev.flow)));
         };
