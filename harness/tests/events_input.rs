@@ -305,3 +305,34 @@ fn events_without_a_manifest_is_bad_input() {
     );
     let _ = fs::remove_dir_all(dir);
 }
+
+/// A process DUT is told the flows of an events trace (from the manifest's `[[flows]]`) and
+/// conforms on the events as on the capture.
+#[test]
+fn process_dut_on_an_events_trace() {
+    let dir = tmpdir("dut");
+    let trace = repo().join("traces").join("hpcc_dumbbell.toml");
+    let events = dir.join("ev.jsonl");
+    let o = run(bin()
+        .arg("replay")
+        .arg(&trace)
+        .arg("--emit-events")
+        .arg(&events)
+        .arg("--out")
+        .arg(dir.join("d.jsonl")));
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let dut = format!(
+        "process:python3 {}",
+        repo().join("examples/duts/hpcc_dut.py").display()
+    );
+    let o = run(bin()
+        .arg("diff")
+        .arg(&trace)
+        .arg("--events")
+        .arg(&events)
+        .args(["--dut", &dut]));
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(o.status.code(), Some(0), "{out}{}", stderr(&o));
+    assert!(out.contains("CONFORMANT"), "{out}");
+    let _ = fs::remove_dir_all(dir);
+}
