@@ -207,14 +207,14 @@ impl Runs<'_> {
             None => self.runs.iter_mut().flatten().for_each(finish),
         }
         self.order.clear();
-        for (flow, r) in self.runs.iter().enumerate() {
+        for (flow, r) in self.runs.iter_mut().enumerate() {
             if let Some(r) = r {
-                self.order.extend(
-                    r.out
-                        .iter()
-                        .enumerate()
-                        .map(|(i, d)| (d.t_ns, flow as u32, i as u32)),
-                );
+                self.order
+                    .extend(r.out.iter_mut().enumerate().map(|(i, d)| {
+                        // The instance saw its flow as flow 0 (see `on_event`).
+                        d.flow = flow as u32;
+                        (d.t_ns, flow as u32, i as u32)
+                    }));
             }
         }
         // Keys are distinct: an unstable sort gives the one order.
@@ -278,12 +278,17 @@ pub fn replay_reference(
         last_t = ev.t_ns;
         in_chunk += 1;
         let r = runs.get(ev.flow as usize)?;
+        // Each instance holds one flow, and sees it as flow 0: models keep their flows in
+        // tables indexed by flow id, which would otherwise grow to the flow's number in every
+        // instance (memory quadratic in the number of flows). Decisions get their flow back
+        // in `flush`.
+        let ev = Event { flow: 0, ..*ev };
         if pool.is_some() {
-            r.events.push(*ev);
+            r.events.push(ev);
         } else {
             // One core: the flow's model takes the event now (the same calls, in the same
             // order per flow, as buffering it to the end of the chunk).
-            let _ = r.dut.event(ev, &mut r.out);
+            let _ = r.dut.event(&ev, &mut r.out);
         }
         Ok(())
     };
