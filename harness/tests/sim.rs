@@ -634,3 +634,179 @@ fn losses_are_recovered_and_replayed() {
     assert_eq!(got, closed_loop(&out.captures[0].decisions, last_t, true));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Four 40 Gbps DCQCN senders into one 40 Gbps receiver with PFC (XOFF 20 000 B, XON
+/// 10 000 B) and RED from 5 KB to 20 KB: the queue crosses XOFF (at 120 Gbps of excess, in
+/// about 1.3 µs) before the first CNP can arrive (one base RTT, over 4 µs), so pauses come
+/// first, then DCQCN cuts the rates. h0's
+/// tap holds the pause frames (60 B, ignored by the extraction), nothing is lost, and the
+/// replay of the tap still reproduces the closed loop.
+const PFC_SCENARIO: &str = r#"
+name = "pfc_incast_4"
+seed = 7
+model = "dcqcn"
+duration_ns = 300_000
+
+[topology]
+kind = "incast"
+senders = 4
+host_bps = 40_000_000_000
+
+[switch]
+buffer_bytes = 2_000_000
+[switch.red]
+kmin_bytes = 5_000
+kmax_bytes = 20_000
+pmax = 1.0
+[switch.pfc]
+xoff_bytes = 20_000
+xon_bytes = 10_000
+
+[[flows]]
+src = "h0..h3"
+dst = "h4"
+size_bytes = 10_000_000
+
+[[taps]]
+host = "h0"
+point = "sender"
+stem = "h0"
+"#;
+
+#[test]
+fn pfc_frames_in_a_tap_and_closed_loop_agreement() {
+    let out = sim::simulate(&Scenario::parse(PFC_SCENARIO).unwrap(), None, &mut |_| {}).unwrap();
+    assert_eq!(out.metrics.flows.len(), 4, "h0..h3: one flow each");
+    assert_eq!(out.metrics.drops, 0);
+    assert!(out.metrics.pfc.pause_frames > 0);
+    let pfc = records(&out.captures[0].pcap)
+        .iter()
+        .filter(|(_, d)| d.len() == 60 && d[12..14] == [0x88, 0x08])
+        .count();
+    assert!(pfc > 0);
+    let dir = tmp_dir("sim-pfc");
+    sim::write(&out, &dir, true).unwrap();
+    let (got, last_t) = replay_trace(&dir.join("h0.toml"), "dcqcn");
+    assert!(got.iter().any(|d| cause(d) == "rx_cnp"));
+    assert_eq!(got, closed_loop(&out.captures[0].decisions, last_t, true));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A k = 4 fat tree with four cross-pod flows into h15 (host range syntax), tapped at the
+/// receiver: the `dcqcn-np` replay reproduces the receiver's decisions, and `--seed` changes
+/// the drawn first PSNs (a different capture) while the same seed gives the same bytes.
+#[test]
+fn fat_tree_receiver_tap_and_seed_override() {
+    let text = r#"
+name = "ft"
+model = "dcqcn"
+duration_ns = 100_000
+[topology]
+kind = "fat_tree"
+k = 4
+link_bps = 100_000_000_000
+[[flows]]
+src = "h0..h3"
+dst = "h15"
+size_bytes = 1_000_000
+[[taps]]
+host = "h15"
+point = "receiver"
+stem = "h15"
+"#;
+    let sc = Scenario::parse(text).unwrap();
+    let run = |seed| sim::simulate(&sc, Some(seed), &mut |_| {}).unwrap();
+    let (a, b, c) = (run(1), run(1), run(2));
+    assert!(a.captures[0].pcap == b.captures[0].pcap);
+    assert!(a.captures[0].pcap != c.captures[0].pcap);
+    assert_eq!(a.metrics.seed, 1);
+    let dir = tmp_dir("sim-ft");
+    sim::write(&a, &dir, false).unwrap();
+    let (got, last_t) = replay_trace(&dir.join("h15.toml"), "dcqcn-np");
+    assert_eq!(got, closed_loop(&a.captures[0].decisions, last_t, false));
+    let m = Manifest::load(&dir.join("h15.toml")).unwrap();
+    assert_eq!(m.flows.len(), 4);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// metrics.json has the keys of docs/metrics.md, in that order.
+#[test]
+fn metrics_json_keys_follow_the_doc() {
+    let out = sim::simulate(&Scenario::parse(PFC_SCENARIO).unwrap(), None, &mut |_| {}).unwrap();
+    let dir = tmp_dir("sim-metrics");
+    sim::write(&out, &dir, true).unwrap();
+    let text = std::fs::read_to_string(dir.join("metrics.json")).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let keys =
+        |v: &serde_json::Value| -> Vec<String> { v.as_object().unwrap().keys().cloned().collect() };
+    // serde_json keeps insertion order only with preserve_order; check the text order instead.
+    let pos = |k: &str| text.find(&format!("\"{k}\":")).unwrap_or(usize::MAX);
+    let top = [
+        "version",
+        "scenario",
+        "seed",
+        "model",
+        "duration_ns",
+        "sample_interval_ns",
+        "events",
+        "base_rtt_ns",
+        "flows",
+        "ports",
+        "pfc",
+        "drops",
+        "jain_index",
+    ];
+    assert!(top.windows(2).all(|w| pos(w[0]) < pos(w[1])), "{text:.400}");
+    let mut k = keys(&v);
+    k.sort();
+    let mut want: Vec<String> = top.iter().map(|s| s.to_string()).collect();
+    want.sort();
+    assert_eq!(k, want);
+    let mut fk = keys(&v["flows"][0]);
+    fk.sort();
+    assert_eq!(
+        fk,
+        [
+            "bytes_acked",
+            "dst",
+            "fct_ns",
+            "finish_ns",
+            "id",
+            "rate_bps",
+            "size_bytes",
+            "src",
+            "start_ns",
+            "throughput_bps",
+            "window_bytes"
+        ]
+    );
+    let mut pk = keys(&v["ports"][0]);
+    pk.sort();
+    assert_eq!(
+        pk,
+        [
+            "dropped",
+            "ecn_marked",
+            "name",
+            "node",
+            "peer",
+            "pfc",
+            "port",
+            "queue_bytes",
+            "queue_max_bytes",
+            "queue_p95_bytes",
+            "rate_bps",
+            "tx_bytes",
+            "utilization"
+        ]
+    );
+    // 300 µs at 1 µs samples (t = 1, 2, …, 300 µs): 300 points per series.
+    assert_eq!(
+        v["ports"][0]["queue_bytes"]["t_ns"]
+            .as_array()
+            .unwrap()
+            .len(),
+        300
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
