@@ -441,11 +441,14 @@ impl<'a> Packet<'a> {
     #[inline]
     pub fn from_record(rec: &crate::capture::Record<'a>, cfg: &DecodeConfig) -> Self {
         use crate::capture::LinkError;
-        match rec.link_start() {
-            Ok(start) => Self::decode(rec.data, rec.orig_len as usize, start, cfg),
-            Err(e) => Self::failed(
-                rec.data,
-                match e {
+        // One `Packet` built in place and returned (a `match` of two constructors made the
+        // caller copy the large struct once more per packet).
+        let mut p = Packet::empty(rec.data);
+        let orig_len = (rec.orig_len as usize).max(rec.data.len());
+        let start = match rec.link_start() {
+            Ok(start) => start,
+            Err(e) => {
+                p.error = Some(match e {
                     LinkError::Truncated {
                         needed, available, ..
                     } => DecodeError::truncated(Layer::LinuxSll, 0, needed, available),
@@ -465,9 +468,14 @@ impl<'a> Packet<'a> {
                             found: v as u64,
                         },
                     ),
-                },
-            ),
+                });
+                return p;
+            }
+        };
+        if let Err(e) = p.decode_inner(orig_len, start, cfg) {
+            p.error = Some(e);
         }
+        p
     }
 
     /// Decode an Ethernet frame captured whole.
