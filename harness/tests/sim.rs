@@ -810,3 +810,26 @@ fn metrics_json_keys_follow_the_doc() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Every scenario file in `scenarios/` parses and makes a network the engine accepts.
+#[test]
+fn every_scenario_file_builds() {
+    let mut n = 0;
+    for sub in ["bundled", "papers", "examples"] {
+        let Ok(dir) = std::fs::read_dir(root().join("scenarios").join(sub)) else {
+            continue;
+        };
+        for e in dir {
+            let p = e.unwrap().path();
+            if p.extension().is_none_or(|x| x != "toml") {
+                continue;
+            }
+            let sc = Scenario::load(&p).unwrap();
+            let (cfg, _) = sc.to_config(None).unwrap();
+            ccreplay_reference_cc::net::Network::new(&cfg)
+                .unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+            n += 1;
+        }
+    }
+    assert!(n >= 6, "{n} scenario files");
+}

@@ -869,7 +869,9 @@ impl Network {
             f.cum_delivered.push(f.delivered_bytes);
             let active = self.now >= f.start_ps;
             if active {
-                f.throughput.push(t_ns, d * 8 * 1_000_000_000 / secs);
+                let bps = u128::from(d) * 8_000_000_000 / u128::from(secs);
+                f.throughput
+                    .push(t_ns, u64::try_from(bps).unwrap_or(u64::MAX));
                 f.rate_series.push(t_ns, f.rate_bps);
                 if let Some(w) = f.window_bytes {
                     f.window_series.push(t_ns, w);
