@@ -14,8 +14,9 @@ use serde_json::Value;
 /// Where tshark 4.0 and wire.md disagree; the reason is printed with each skip.
 fn known_disagreement(dialect: Dialect, record: &Value, key: &str) -> Option<&'static str> {
     if matches!(dialect, Dialect::Hpcc | Dialect::Rcc) && key.starts_with("infiniband.") {
-        // Wireshark knows no shim between UDP and BTH: it reads the INT stack or the RCC
-        // timestamp as a BTH. (contrib/wireshark will carry a dissector for the shims.)
+        // Plain Wireshark knows no shim between UDP and BTH: it reads the INT stack or the RCC
+        // timestamp as a BTH. With contrib/wireshark/ccreplay.lua it does not, and
+        // tests/lua_dissector.rs compares those packets field by field.
         return Some("shim before BTH");
     }
     let opcode = record.get("infiniband.bth.opcode").and_then(Value::as_u64);
