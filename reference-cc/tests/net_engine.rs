@@ -306,3 +306,29 @@ fn bad_configs_are_errors() {
     assert!(e.contains("xon_bytes"), "{e}");
     assert!(Topology::fat_tree(3, G100, 1).is_err());
 }
+
+/// Nearest-rank percentile: of 1..=20 the 95th is the ceil(0.95 × 20) = 19th smallest, 19;
+/// of one sample, that sample. Jain's index of goodputs 1 and 3: (1 + 3)² / (2 × (1 + 9))
+/// = 16 / 20 = 0.8; of equal goodputs, 1.
+#[test]
+fn percentile_and_jain_by_hand() {
+    use ccreplay_reference_cc::net::metrics::{jain_index, percentile};
+    let s: Vec<u64> = (1..=20).rev().collect();
+    assert_eq!(percentile(&s, 0.95), 19);
+    assert_eq!(percentile(&[7], 0.95), 7);
+    assert_eq!(percentile(&[], 0.95), 0);
+    // Cumulative delivered bytes at samples 10, 20, 30 ns; both flows start at 0, unfinished:
+    // between the first sample after 0 (10 ns) and the last (30 ns) they deliver 1 and 3.
+    let times = [10, 20, 30];
+    let a = [0u64, 0, 1];
+    let b = [0u64, 1, 3];
+    let j = jain_index(&[(0, None, &a[..]), (0, None, &b[..])], &times).unwrap();
+    assert_eq!(j, 0.8);
+    let j = jain_index(&[(0, None, &b[..]), (0, None, &b[..])], &times).unwrap();
+    assert_eq!(j, 1.0);
+    // A flow that finishes at 15 ns leaves one sample: no window.
+    assert_eq!(
+        jain_index(&[(0, Some(15), &a[..]), (0, None, &b[..])], &times),
+        None
+    );
+}
