@@ -345,8 +345,13 @@ pub fn render(m: &Metrics, source: &str) -> Result<(String, Vec<(String, String)
     // Flows table.
     body.push_str("<h2>Flows</h2>\n<table class=\"flows\" id=\"sim-flows\">\n<thead><tr><th>flow</th><th class=\"l\">src → dst</th><th>size (B)</th><th>start (µs)</th><th>FCT (µs)</th><th>acked (B)</th><th>mean goodput (Gbps)</th></tr></thead>\n<tbody>\n");
     for f in &m.flows {
-        // Mean goodput over the flow's life: bytes * 8 / FCT (bits per ns = Gbps).
-        let goodput = f.fct_ns.filter(|&t| t > 0).map_or_else(String::new, |t| {
+        // Mean goodput over the flow's life: bytes * 8 / FCT (bits per ns = Gbps); for a flow
+        // still running at the end, over start..end of the run.
+        let life_ns = f
+            .fct_ns
+            .or_else(|| m.duration_ns.checked_sub(f.start_ns))
+            .filter(|&t| t > 0);
+        let goodput = life_ns.map_or_else(String::new, |t| {
             format!("{:.3}", f.bytes_acked as f64 * 8.0 / t as f64)
         });
         let _ = writeln!(
