@@ -514,9 +514,11 @@ fn sim_report_from_metrics_json() {
     assert!(html.contains("ccreplay sim — incast_&lt;2&gt;"));
     assert_eq!(count(&html, "<tr class=\"flow-row\""), 2);
     assert_eq!(count(&html, "<tr class=\"port-row\""), 2);
-    // Flow 0: 1 000 000 B in 800 000 ns = 8e6 bit / 8e5 ns = 10 Gbps; flow 1 unfinished.
+    // Flow 0: 1 000 000 B in 800 000 ns = 8e6 bit / 8e5 ns = 10 Gbps; flow 1 unfinished:
+    // 400 000 B from its start (200 000 ns) to the end of the run (1 000 000 ns) =
+    // 3.2e6 bit / 8e5 ns = 4 Gbps.
     assert!(html.contains("<td>800.000</td><td>1000000</td><td>10.000</td>"));
-    assert!(html.contains("<td>unfinished</td><td>400000</td><td></td>"));
+    assert!(html.contains("<td>unfinished</td><td>400000</td><td>4.000</td>"));
     // Charts: rate (2 flows), window (flow 0 only), goodput (2), queue (1 port with samples),
     // PFC bars (1 port paused).
     for id in [
