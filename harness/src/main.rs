@@ -352,7 +352,7 @@ impl From<ReplayError> for Failure {
     fn from(e: ReplayError) -> Self {
         match &e {
             ReplayError::Dut(_) => Failure { code: 3, message: e.to_string(), hint: None },
-            ReplayError::Model(_) => Failure::input(e, "`ccreplay replay --help` lists the models; parameters are documented in docs/models/".to_string()),
+            ReplayError::Model(_) => Failure::input(e, "the model names above, their parameters in docs/models/".to_string()),
             ReplayError::Extract(_) => Failure::input(e, "the capture must be a pcap or pcapng file beside its manifest".to_string()),
             ReplayError::Io(_) => Failure::input(e, None),
         }
@@ -392,6 +392,22 @@ fn load_trace(path: &Path) -> Result<Trace, Failure> {
                 .to_string(),
         )
     })
+}
+
+/// A model that cannot be built names the manifest that asked for it.
+fn in_manifest(trace: &Trace) -> impl Fn(ReplayError) -> Failure + '_ {
+    move |e| match e {
+        ReplayError::Model(m) => model_failure(trace, m),
+        e => e.into(),
+    }
+}
+
+fn model_failure(trace: &Trace, e: impl std::fmt::Display) -> Failure {
+    Failure::input(
+        format!("{}: {e}", trace.manifest_path.display()),
+        "fix its [[models]] entry: the model names above, their parameters in docs/models/"
+            .to_string(),
+    )
 }
 
 fn pick_model<'a>(
@@ -564,37 +580,55 @@ fn progress(label: &str) -> indicatif::ProgressBar {
     }
 }
 
-fn report_extraction(stats: &replay::ReplayStats) {
-    let r = &stats.extract;
+/// What extraction skipped or adjusted, on stderr: each line names the capture, says what
+/// happened and what to do about it (issue 6.3).
+fn report_extraction(trace: &Trace, r: &ccreplay::extract::ExtractReport) {
+    if ccreplay::events_in::is_events(trace) {
+        return; // an events file reports its bad lines itself
+    }
+    let cap = trace.capture.display();
     if r.malformed > 0 {
         eprintln!(
-            "ccreplay: {} malformed packets skipped (first: frame {})",
+            "ccreplay: {cap}: {} malformed packet{} skipped (first: frame {})\n  hint: `ccreplay inspect {cap} --dialect {} --strict` shows each one with its layer and byte offset",
             r.malformed,
+            plural(r.malformed as u64),
             r.malformed_examples
                 .first()
-                .map_or(String::new(), |(n, m)| format!("{n}: {m}"))
+                .map_or(String::new(), |(n, m)| format!("{n}: {m}")),
+            trace.manifest.dialect,
         );
     }
     for (ip, qp, n) in &r.unpaired_acks {
         eprintln!(
-            "ccreplay: {n} ACK/NAK/CNP packets from {ip} to QP 0x{qp:06x} match no data flow (add a [[flows]] pairing to the manifest)"
+            "ccreplay: {cap}: {n} ACK/NAK/CNP packet{} from {ip} to QP 0x{qp:06x} match no data flow\n  hint: add a [[flows]] pairing for it to {} (docs/manifest.md)",
+            plural(*n as u64),
+            trace.manifest_path.display()
         );
     }
     if r.snaplen_cut > 0 {
         eprintln!(
-            "ccreplay: {} packets cut by snaplen after their headers were replayed (payload length from the length fields)",
-            r.snaplen_cut
+            "ccreplay: {cap}: {} packet{} cut by snaplen after their headers were replayed (payload length from the length fields)",
+            r.snaplen_cut,
+            plural(r.snaplen_cut as u64)
         );
     }
     if r.time_clamped > 0 {
         eprintln!(
-            "ccreplay: {} events had timestamps going backwards; fed at the previous time",
-            r.time_clamped
+            "ccreplay: {cap}: {} event{} had timestamps going backwards; fed at the previous time\n  hint: a merged or multi-interface capture out of order: sort it (e.g. `reordercap`)",
+            r.time_clamped,
+            plural(r.time_clamped as u64)
         );
     }
     if let Some(e) = &r.capture_error {
-        eprintln!("ccreplay: the capture ended early: {e}");
+        eprintln!(
+            "ccreplay: {cap}: the capture ends early: {e}\n  hint: the events before that point were replayed; was the file still being written or copied? Take it again once the capture has stopped"
+        );
     }
+}
+
+/// "s" unless `n` is 1.
+fn plural(n: u64) -> &'static str {
+    if n == 1 { "" } else { "s" }
 }
 
 /// The trace of `replay` / `diff`: TRACE, and `--events FILE` replacing its capture.
@@ -625,7 +659,8 @@ fn run_replay(a: ReplayArgs) -> Result<u8, Failure> {
         None => replay::replay_reference(&trace, &spec, a.jobs, |d| {
             pb.inc(1);
             out.push(d)
-        })?,
+        })
+        .map_err(in_manifest(&trace))?,
         Some(s) => {
             let mut dut = make_dut(s, &trace, &spec, a.dut_timeout_ms)?;
             replay::replay_dut(&trace, dut.as_mut(), |d| {
@@ -639,15 +674,14 @@ fn run_replay(a: ReplayArgs) -> Result<u8, Failure> {
         .map_err(|e| Failure::input(format!("writing decisions: {e}"), None))?;
     let bad_lines = ccreplay::events_in::is_events(&trace)
         && ccreplay::events_in::report_bad_lines(&trace, &stats.extract);
-    if !ccreplay::events_in::is_events(&trace) {
-        report_extraction(&stats);
-    }
+    report_extraction(&trace, &stats.extract);
     if let Some(path) = &a.out {
         eprintln!(
-            "ccreplay: {} events, {} decisions, {} flows -> {}",
+            "ccreplay: {} events, {} decisions, {} flow{} -> {}",
             stats.events,
             stats.decisions,
             stats.flows.flows.len(),
+            plural(stats.flows.flows.len() as u64),
             path.display()
         );
     }
@@ -678,7 +712,7 @@ fn run_diff(a: DiffArgs) -> Result<u8, Failure> {
         (Some(s), _) => {
             // One extraction feeds both sides.
             let mut reference_dut = ModelDut::new(
-                replay::build_model(&trace, &spec).map_err(|e| Failure::input(e, None))?,
+                replay::build_model(&trace, &spec).map_err(|e| model_failure(&trace, e))?,
             );
             let mut dut = make_dut(s, &trace, &spec, a.dut_timeout_ms)?;
             let mut side = Side::default();
@@ -705,7 +739,8 @@ fn run_diff(a: DiffArgs) -> Result<u8, Failure> {
                 pb.inc(1);
                 reference.push(d);
                 Ok(())
-            })?;
+            })
+            .map_err(in_manifest(&trace))?;
             extract_report = Some(stats.extract);
             flows = Some(stats.flows);
             (
@@ -750,6 +785,9 @@ fn run_diff(a: DiffArgs) -> Result<u8, Failure> {
         .map_err(|e| Failure::input(e, None))?
     {
         eprintln!("ccreplay: wrote {}", p.display());
+    }
+    if let Some(r) = &extract_report {
+        report_extraction(&trace, r);
     }
     if ccreplay::events_in::is_events(&trace)
         && extract_report.is_some_and(|r| ccreplay::events_in::report_bad_lines(&trace, &r))

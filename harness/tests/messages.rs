@@ -1,0 +1,129 @@
+//! What the CLI tells a user about a bad input (issue 6.3): what was wrong, where (file, frame,
+//! flow) and what to do; nothing half-written.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// A copy of the bundled hpcc trace in a fresh folder, its capture bytes passed through `edit`
+/// and its manifest through `manifest`.
+fn trace(name: &str, edit: impl Fn(&mut Vec<u8>), manifest: impl Fn(String) -> String) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("ccreplay-messages-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut pcap = std::fs::read(repo().join("traces/hpcc_dumbbell.pcap")).unwrap();
+    edit(&mut pcap);
+    std::fs::write(dir.join("t.pcap"), pcap).unwrap();
+    let text = std::fs::read_to_string(repo().join("traces/hpcc_dumbbell.toml")).unwrap();
+    let text = text.replace("capture = \"hpcc_dumbbell.pcap\"", "capture = \"t.pcap\"");
+    assert!(text.contains("capture = \"t.pcap\""));
+    std::fs::write(dir.join("t.toml"), manifest(text)).unwrap();
+    dir
+}
+
+fn ccreplay(args: &[&str], cwd: &Path) -> (i32, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_ccreplay"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+// The bundled capture is little-endian nanosecond pcap: a 24-byte file header, then records
+// of a 16-byte header and the frame. Frame 1 starts at byte 40; its UDP length field at frame
+// offset 14 (Ethernet) + 20 (IPv4) + 4 = 38, byte 78 of the file.
+const FRAME1: usize = 24 + 16;
+
+fn caplen(pcap: &[u8], record_at: usize) -> usize {
+    u32::from_le_bytes(pcap[record_at + 8..record_at + 12].try_into().unwrap()) as usize
+}
+
+#[test]
+fn a_capture_cut_mid_record_is_named_with_the_record_and_a_hint() {
+    // Keep record 1 whole and 100 bytes of record 2's frame.
+    let dir = trace(
+        "cut",
+        |p| {
+            let rec2 = FRAME1 + caplen(p, 24);
+            p.truncate(rec2 + 16 + 100);
+        },
+        |m| m,
+    );
+    let (code, err) = ccreplay(&["replay", "t.toml", "-o", "out.jsonl"], &dir);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("t.pcap: the capture ends early: record 2"),
+        "{err}"
+    );
+    assert!(
+        err.contains("hint: the events before that point were replayed"),
+        "{err}"
+    );
+    assert!(err.contains("-> out.jsonl"), "{err}");
+}
+
+#[test]
+fn a_malformed_packet_is_skipped_and_named_by_frame_with_the_inspect_command() {
+    let dir = trace(
+        "malformed",
+        |p| p[FRAME1 + 38..FRAME1 + 40].copy_from_slice(&0xFFFFu16.to_be_bytes()),
+        |m| m,
+    );
+    let (code, err) = ccreplay(&["replay", "t.toml", "-o", "out.jsonl"], &dir);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("t.pcap: 1 malformed packet skipped (first: frame 1: "),
+        "{err}"
+    );
+    assert!(
+        err.contains("`ccreplay inspect t.pcap --dialect hpcc --strict`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_unknown_model_names_the_manifest_and_writes_nothing() {
+    let dir = trace(
+        "model",
+        |_| {},
+        |m| m.replacen("name = \"hpcc\"", "name = \"hpcx\"", 1),
+    );
+    for args in [
+        &["replay", "t.toml", "-o", "out.jsonl"][..],
+        &["diff", "t.toml", "--golden", "t.toml"][..],
+    ] {
+        let (code, err) = ccreplay(args, &dir);
+        assert_eq!(code, 2, "{err}");
+        assert!(
+            err.starts_with("ccreplay: t.toml: unknown model `hpcx` (known: "),
+            "{err}"
+        );
+        assert!(err.contains("hint: fix its [[models]] entry"), "{err}");
+    }
+    assert!(!dir.join("out.jsonl").exists());
+}
+
+#[test]
+fn a_parameter_out_of_range_names_the_manifest_parameter_and_range() {
+    let dir = trace(
+        "param",
+        |_| {},
+        |m| m.replacen("eta = 0.95", "eta = 2.0", 1),
+    );
+    let (code, err) = ccreplay(&["replay", "t.toml", "-o", "out.jsonl"], &dir);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(
+            "t.toml: parameters of `hpcc`: invalid parameter `eta` = 2: must be in (0, 1]"
+        ),
+        "{err}"
+    );
+    assert!(!dir.join("out.jsonl").exists());
+}
