@@ -591,7 +591,7 @@ fn report_extraction(trace: &Trace, r: &ccreplay::extract::ExtractReport) {
         eprintln!(
             "ccreplay: {cap}: {} malformed packet{} skipped (first: frame {})\n  hint: `ccreplay inspect {cap} --dialect {} --strict` shows each one with its layer and byte offset",
             r.malformed,
-            plural(r.malformed as u64),
+            plural(r.malformed),
             r.malformed_examples
                 .first()
                 .map_or(String::new(), |(n, m)| format!("{n}: {m}")),
@@ -601,7 +601,7 @@ fn report_extraction(trace: &Trace, r: &ccreplay::extract::ExtractReport) {
     for (ip, qp, n) in &r.unpaired_acks {
         eprintln!(
             "ccreplay: {cap}: {n} ACK/NAK/CNP packet{} from {ip} to QP 0x{qp:06x} match no data flow\n  hint: add a [[flows]] pairing for it to {} (docs/manifest.md)",
-            plural(*n as u64),
+            plural(*n),
             trace.manifest_path.display()
         );
     }
@@ -609,14 +609,14 @@ fn report_extraction(trace: &Trace, r: &ccreplay::extract::ExtractReport) {
         eprintln!(
             "ccreplay: {cap}: {} packet{} cut by snaplen after their headers were replayed (payload length from the length fields)",
             r.snaplen_cut,
-            plural(r.snaplen_cut as u64)
+            plural(r.snaplen_cut)
         );
     }
     if r.time_clamped > 0 {
         eprintln!(
             "ccreplay: {cap}: {} event{} had timestamps going backwards; fed at the previous time\n  hint: a merged or multi-interface capture out of order: sort it (e.g. `reordercap`)",
             r.time_clamped,
-            plural(r.time_clamped as u64)
+            plural(r.time_clamped)
         );
     }
     if let Some(e) = &r.capture_error {
