@@ -13,7 +13,6 @@
 use std::path::{Path, PathBuf};
 
 use ccreplay_reference_cc::{Decision, Event, Model};
-use rayon::prelude::*;
 
 use crate::dut::{Dut, DutError, ModelDut};
 use crate::extract::{self, ExtractError, ExtractReport, FlowTable};
@@ -143,11 +142,9 @@ pub fn for_each_event_jobs(
     Ok((table, report))
 }
 
-/// One flow's model instance, its events waiting in the current chunk (parallel replay only)
-/// and the decisions it made in the current chunk.
+/// One flow's model instance and the decisions it made in the current chunk.
 struct FlowRun {
     dut: ModelDut<dyn Model + Send>,
-    events: Vec<Event>,
     out: Vec<Decision>,
 }
 
@@ -171,7 +168,6 @@ impl Runs<'_> {
         if slot.is_none() {
             *slot = Some(FlowRun {
                 dut: ModelDut::new(build_model(self.trace, self.spec)?),
-                events: Vec::new(),
                 out: Vec::new(),
             });
         }
@@ -183,28 +179,20 @@ impl Runs<'_> {
 
     /// End a chunk: fire every timer due before `until_ns` (exclusive) — or, at the end of the
     /// trace, up to `until_ns` inclusive — and write the chunk's decisions in (time, flow,
-    /// order) order. With a pool, the events buffered per flow run first, flows in parallel.
+    /// order) order.
     fn flush(
         &mut self,
-        pool: Option<&rayon::ThreadPool>,
         until_ns: u64,
         end: bool,
         sink: &mut dyn FnMut(&Decision) -> std::io::Result<()>,
         stats: &mut ReplayStats,
     ) -> Result<(), ReplayError> {
-        let finish = |r: &mut FlowRun| {
-            for ev in r.events.drain(..) {
-                let _ = r.dut.event(&ev, &mut r.out);
-            }
+        for r in self.runs.iter_mut().flatten() {
             if end {
                 let _ = r.dut.finish(until_ns, &mut r.out);
             } else if until_ns > 0 {
                 let _ = r.dut.finish(until_ns - 1, &mut r.out);
             }
-        };
-        match pool {
-            Some(pool) => pool.install(|| self.runs.par_iter_mut().flatten().for_each(finish)),
-            None => self.runs.iter_mut().flatten().for_each(finish),
         }
         self.order.clear();
         for (flow, r) in self.runs.iter_mut().enumerate() {
@@ -235,8 +223,13 @@ impl Runs<'_> {
 }
 
 /// Replay a trace through the reference model `spec`, passing every decision to `sink` in the
-/// documented order. `jobs` > 1 decodes the capture and runs flows in parallel; the output is
-/// the same.
+/// documented order. `jobs` > 1 decodes the capture on `jobs` threads; the output is the same.
+///
+/// Each flow has its own model instance, fed its events as they come (in trace order per
+/// flow); at each chunk boundary every instance fires the timers due before the next chunk,
+/// and the chunk's decisions are written sorted by (time, flow, order within the flow). The
+/// models are a small part of the work (HPCC: ~20 M events/s): decoding the capture is what
+/// `--jobs` spreads over threads.
 pub fn replay_reference(
     trace: &Trace,
     spec: &ModelSpec,
@@ -246,18 +239,8 @@ pub fn replay_reference(
     let probe = build_model(trace, spec)?;
     if !probe.per_flow() {
         let mut dut = ModelDut::new(probe);
-        return replay_dut(trace, &mut dut, sink);
+        return replay_duts(trace, &mut [&mut dut], jobs, |_, d| sink(d));
     }
-    let pool = if jobs > 1 {
-        Some(
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(jobs)
-                .build()
-                .map_err(|e| std::io::Error::other(e.to_string()))?,
-        )
-    } else {
-        None
-    };
     let mut runs = Runs {
         trace,
         spec,
@@ -272,7 +255,7 @@ pub fn replay_reference(
         stats.events += 1;
         // Chunks never split one timestamp.
         if in_chunk >= CHUNK_EVENTS && ev.t_ns > last_t {
-            runs.flush(pool.as_ref(), ev.t_ns, false, &mut sink, &mut stats)?;
+            runs.flush(ev.t_ns, false, &mut sink, &mut stats)?;
             in_chunk = 0;
         }
         last_t = ev.t_ns;
@@ -282,14 +265,7 @@ pub fn replay_reference(
         // tables indexed by flow id, which would otherwise grow to the flow's number in every
         // instance (memory quadratic in the number of flows). Decisions get their flow back
         // in `flush`.
-        let ev = Event { flow: 0, ..*ev };
-        if pool.is_some() {
-            r.events.push(ev);
-        } else {
-            // One core: the flow's model takes the event now (the same calls, in the same
-            // order per flow, as buffering it to the end of the chunk).
-            let _ = r.dut.event(&ev, &mut r.out);
-        }
+        let _ = r.dut.event(&Event { flow: 0, ..*ev }, &mut r.out);
         Ok(())
     };
     let (table, report) = for_each_event_jobs(trace, jobs, |ev| {
@@ -302,7 +278,7 @@ pub fn replay_reference(
     if let Some(e) = failure {
         return Err(e);
     }
-    runs.flush(pool.as_ref(), last_t, true, &mut sink, &mut stats)?;
+    runs.flush(last_t, true, &mut sink, &mut stats)?;
     stats.flows = table;
     stats.extract = report;
     Ok(stats)
@@ -314,7 +290,7 @@ pub fn replay_dut(
     dut: &mut dyn Dut,
     mut sink: impl FnMut(&Decision) -> std::io::Result<()>,
 ) -> Result<ReplayStats, ReplayError> {
-    replay_duts(trace, &mut [dut], |_, d| sink(d))
+    replay_duts(trace, &mut [dut], 1, |_, d| sink(d))
 }
 
 /// Replay a trace through two DUTs at once — the reference and the device under test — from
@@ -327,17 +303,19 @@ pub fn replay_pair(
     dut: &mut dyn Dut,
     mut sink: impl FnMut(bool, &Decision),
 ) -> Result<ReplayStats, ReplayError> {
-    replay_duts(trace, &mut [reference, dut], |i, d| {
+    replay_duts(trace, &mut [reference, dut], 1, |i, d| {
         sink(i == 0, d);
         Ok(())
     })
 }
 
 /// Feed every event of a trace to each DUT in turn (one extraction), then finish them at the
-/// last event's time; `sink(i, decision)` gets DUT `i`'s decisions as they come.
+/// last event's time; `sink(i, decision)` gets DUT `i`'s decisions as they come. The capture
+/// is decoded on `jobs` threads.
 fn replay_duts(
     trace: &Trace,
     duts: &mut [&mut dyn Dut],
+    jobs: usize,
     mut sink: impl FnMut(usize, &Decision) -> std::io::Result<()>,
 ) -> Result<ReplayStats, ReplayError> {
     let mut stats = ReplayStats::default();
@@ -352,7 +330,7 @@ fn replay_duts(
             stats.decisions += out.len() as u64;
             Ok(())
         };
-    let (table, report) = for_each_event(trace, |ev| {
+    let (table, report) = for_each_event_jobs(trace, jobs, |ev| {
         if failure.is_some() {
             return;
         }
