@@ -326,65 +326,140 @@ pub fn build_flow_table(
     capture: &Path,
     manifest: &Manifest,
 ) -> Result<(FlowTable, ExtractReport), ExtractError> {
+    build_flow_table_jobs(capture, manifest, 1)
+}
+
+/// What pass 1 needs of a record: its direction and PSN.
+#[derive(Clone, Copy)]
+enum Dir {
+    /// A data packet to (or, at a receiver, from) `remote`; `source` at a switch port.
+    Data {
+        frame: u64,
+        remote: IpAddr,
+        qp: u32,
+        psn: u32,
+        source: Option<IpAddr>,
+    },
+    /// An ACK / NAK (`psn` set) or CNP from `remote`.
+    Ack {
+        frame: u64,
+        remote: IpAddr,
+        qp: u32,
+        psn: Option<u32>,
+    },
+    Skip,
+}
+
+fn pass1_dir(rec: &Record<'_>, cfg: &DecodeConfig, point: &CapturePoint) -> Dir {
+    let p = Packet::from_record(rec, cfg);
+    if !p.headers_complete() {
+        return Dir::Skip;
+    }
+    let seen = classify(point, &p);
+    let source = match seen {
+        Seen::PortData(src, _, _) => Some(src),
+        _ => None,
+    };
+    match seen {
+        Seen::DataOut(remote, r) | Seen::DataIn(remote, r) | Seen::PortData(_, remote, r) => {
+            Dir::Data {
+                frame: rec.frame_number,
+                remote,
+                qp: r.bth.dest_qp(),
+                psn: r.bth.psn(),
+                source,
+            }
+        }
+        Seen::AckIn(remote, r) => Dir::Ack {
+            frame: rec.frame_number,
+            remote,
+            qp: r.bth.dest_qp(),
+            psn: (!r.bth.opcode().is_cnp()).then(|| r.bth.psn()),
+        },
+        _ => Dir::Skip,
+    }
+}
+
+/// [`build_flow_table`] with records decoded on `workers` threads (the same table).
+pub fn build_flow_table_jobs(
+    capture: &Path,
+    manifest: &Manifest,
+    workers: usize,
+) -> Result<(FlowTable, ExtractReport), ExtractError> {
     let cfg = manifest.decode_config();
     let point = &manifest.capture_point;
-    let mut reader = CaptureReader::open(capture).map_err(|source| ExtractError::Capture {
-        path: capture.display().to_string(),
-        source,
-    })?;
+    let mut reader = open_capture(capture)?;
     let mut data: HashMap<(IpAddr, u32), DirStats> = HashMap::default();
     let mut acks: HashMap<(IpAddr, u32), AckStats> = HashMap::default();
     let mut report = ExtractReport::default();
-    while let Some(rec) = reader.next_record() {
-        let rec = match rec {
-            Ok(r) => r,
-            Err(e) => {
-                report.capture_error = Some(e.to_string());
-                break;
+    let mut add = |dir: Dir| match dir {
+        Dir::Data {
+            frame,
+            remote,
+            qp,
+            psn,
+            source,
+        } => {
+            let s = data.entry((remote, qp)).or_insert_with(|| DirStats {
+                first_frame: frame,
+                psn_first: psn,
+                psn_span: 0,
+                source,
+                ..Default::default()
+            });
+            s.packets += 1;
+            // Serial arithmetic: the range survives the 24-bit PSN wrap.
+            let d = psn.wrapping_sub(s.psn_first) & 0xFF_FFFF;
+            if d < (1 << 23) {
+                s.psn_span = s.psn_span.max(d);
             }
-        };
-        let p = Packet::from_record(&rec, &cfg);
-        if !p.headers_complete() {
-            continue;
         }
-        let seen = classify(point, &p);
-        let source = match seen {
-            Seen::PortData(src, _, _) => Some(src),
-            _ => None,
-        };
-        match seen {
-            Seen::DataOut(remote, r) | Seen::DataIn(remote, r) | Seen::PortData(_, remote, r) => {
-                let psn = r.bth.psn();
-                let s = data
-                    .entry((remote, r.bth.dest_qp()))
-                    .or_insert_with(|| DirStats {
-                        first_frame: rec.frame_number,
-                        psn_first: psn,
-                        psn_span: 0,
-                        source,
-                        ..Default::default()
-                    });
-                s.packets += 1;
-                // Serial arithmetic: the range survives the 24-bit PSN wrap.
-                let d = psn.wrapping_sub(s.psn_first) & 0xFF_FFFF;
-                if d < (1 << 23) {
-                    s.psn_span = s.psn_span.max(d);
+        Dir::Ack {
+            frame,
+            remote,
+            qp,
+            psn,
+        } => {
+            let e = acks.entry((remote, qp)).or_insert((frame, 0, Vec::new()));
+            e.1 += 1;
+            // A few ACK PSNs are enough to recognise the flow they acknowledge.
+            if let Some(psn) = psn
+                && e.2.len() < 16
+            {
+                e.2.push(psn);
+            }
+        }
+        Dir::Skip => {}
+    };
+    if workers <= 1 {
+        while let Some(rec) = reader.next_record() {
+            match rec {
+                Ok(rec) => add(pass1_dir(&rec, &cfg, point)),
+                Err(e) => {
+                    report.capture_error = Some(e.to_string());
+                    break;
                 }
             }
-            Seen::AckIn(remote, r) => {
-                let e = acks.entry((remote, r.bth.dest_qp())).or_insert((
-                    rec.frame_number,
-                    0,
-                    Vec::new(),
-                ));
-                e.1 += 1;
-                // A few ACK PSNs are enough to recognise the flow they acknowledge.
-                if !r.bth.opcode().is_cnp() && e.2.len() < 16 {
-                    e.2.push(r.bth.psn());
-                }
-            }
-            _ => {}
         }
+    } else {
+        let done = par_batches(
+            reader,
+            workers,
+            || (),
+            |(), batch, out: &mut Vec<Dir>| {
+                out.clear();
+                out.extend(batch.records().map(|rec| pass1_dir(&rec, &cfg, point)));
+            },
+            Vec::new,
+            |out| {
+                out.drain(..).for_each(&mut add);
+                Ok::<(), std::convert::Infallible>(())
+            },
+        );
+        report.capture_error = match done {
+            Ok((_, e)) => e,
+            Err(never) => match never {},
+        };
     }
 
     // Flow ids in order of first appearance of their data direction.
