@@ -326,7 +326,7 @@ pub fn build_flow_table(
     capture: &Path,
     manifest: &Manifest,
 ) -> Result<(FlowTable, ExtractReport), ExtractError> {
-    build_flow_table_jobs(capture, manifest, 1)
+    build_flow_table_jobs(capture, manifest, 0)
 }
 
 /// What pass 1 needs of a record: its direction and PSN.
@@ -380,7 +380,8 @@ fn pass1_dir(rec: &Record<'_>, cfg: &DecodeConfig, point: &CapturePoint) -> Dir 
     }
 }
 
-/// [`build_flow_table`] with records decoded on `workers` threads (the same table).
+/// [`build_flow_table`] with records decoded on `workers` threads (0: on the calling thread);
+/// the same table.
 pub fn build_flow_table_jobs(
     capture: &Path,
     manifest: &Manifest,
@@ -431,7 +432,7 @@ pub fn build_flow_table_jobs(
         }
         Dir::Skip => {}
     };
-    if workers <= 1 {
+    if workers == 0 {
         while let Some(rec) = reader.next_record() {
             match rec {
                 Ok(rec) => add(pass1_dir(&rec, &cfg, point)),
@@ -867,11 +868,12 @@ pub fn stream_events(
     report: ExtractReport,
     sink: impl FnMut(&Event),
 ) -> Result<ExtractReport, ExtractError> {
-    stream_events_jobs(capture, cfg, point, table, report, 1, sink)
+    stream_events_jobs(capture, cfg, point, table, report, 0, sink)
 }
 
-/// [`stream_events`] with records decoded on `workers` threads (the same events in the same
-/// order: flows are looked up and numbered on the calling thread, in capture order).
+/// [`stream_events`] with records decoded on `workers` threads (0: on the calling thread).
+/// The same events in the same order: flows are looked up and numbered, and `sink` called, on
+/// the calling thread, in capture order.
 pub fn stream_events_jobs(
     capture: &Path,
     cfg: &DecodeConfig,
@@ -883,7 +885,7 @@ pub fn stream_events_jobs(
 ) -> Result<ExtractReport, ExtractError> {
     let mut reader = open_capture(capture)?;
     let mut a = Apply::new(table, report);
-    if workers <= 1 {
+    if workers == 0 {
         while let Some(rec) = reader.next_record() {
             match rec {
                 Ok(rec) => a.apply(pre_event(&rec, cfg, point), &mut sink),

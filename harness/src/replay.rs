@@ -113,8 +113,8 @@ pub fn for_each_event(
     for_each_event_jobs(trace, 1, sink)
 }
 
-/// [`for_each_event`] with the capture decoded on `jobs` threads: the same events, in the
-/// same order.
+/// [`for_each_event`] on `jobs` threads (`jobs` − 1 decode the capture while the calling
+/// thread feeds `sink`): the same events, in the same order.
 pub fn for_each_event_jobs(
     trace: &Trace,
     jobs: usize,
@@ -123,11 +123,14 @@ pub fn for_each_event_jobs(
     if trace.manifest.events.is_some() {
         return crate::events_in::for_each_event(trace, sink); // an events file, not a capture
     }
+    // `jobs` threads in all: the calling thread looks flows up and runs `sink` (models and
+    // output), the others decode.
+    let decoders = jobs.saturating_sub(1);
     // One pass when no pairing needs the whole capture first (receiver, switch port, or an
     // explicit [[flows]] pairing); two passes otherwise.
     let (mut table, report) = match FlowTable::single_pass(&trace.manifest) {
         Some(t) => (t, ExtractReport::default()),
-        None => extract::build_flow_table_jobs(&trace.capture, &trace.manifest, jobs)?,
+        None => extract::build_flow_table_jobs(&trace.capture, &trace.manifest, decoders)?,
     };
     let cfg = trace.manifest.decode_config();
     let report = extract::stream_events_jobs(
@@ -136,7 +139,7 @@ pub fn for_each_event_jobs(
         &trace.manifest.capture_point,
         &mut table,
         report,
-        jobs,
+        decoders,
         sink,
     )?;
     Ok((table, report))
