@@ -351,9 +351,19 @@ impl Failure {
 impl From<ReplayError> for Failure {
     fn from(e: ReplayError) -> Self {
         match &e {
-            ReplayError::Dut(_) => Failure { code: 3, message: e.to_string(), hint: None },
-            ReplayError::Model(_) => Failure::input(e, "the model names above, their parameters in docs/models/".to_string()),
-            ReplayError::Extract(_) => Failure::input(e, "the capture must be a pcap or pcapng file beside its manifest".to_string()),
+            ReplayError::Dut(_) => Failure {
+                code: 3,
+                message: e.to_string(),
+                hint: None,
+            },
+            ReplayError::Model(_) => Failure::input(
+                e,
+                "the model names above, their parameters in docs/models/".to_string(),
+            ),
+            ReplayError::Extract(_) => Failure::input(
+                e,
+                "the capture must be a pcap or pcapng file beside its manifest".to_string(),
+            ),
             ReplayError::Io(_) => Failure::input(e, None),
         }
     }
