@@ -52,20 +52,6 @@ fn icrc_not_shown(dialect: Dialect, record: &Value, malformed: bool) -> bool {
     opcode == Some(0x81) || ack_with_extension || malformed
 }
 
-/// Where inspect writes `ccreplay.fncc.n` and the dissector must not: inspect's fallback for an
-/// FNCC extension it could not read whole (harness/src/inspect.rs, `AckExt::None`) shows the
-/// two frame bytes after where the AETH would end also when the packet is no ACKNOWLEDGE (read
-/// responses, ATOMIC_ACKNOWLEDGE: wire.md 4 gives them no extension) and when the AETH itself
-/// was cut short (the bytes are then past the UDP datagram, e.g. Ethernet padding). Where the
-/// extension's read started (its error is in `fncc_ext` or `int`) both sides must agree.
-fn fncc_n_outside_extension(dialect: Dialect, record: &Value) -> bool {
-    let opcode = record.get("infiniband.bth.opcode").and_then(Value::as_u64);
-    let layer = record.get("ccreplay.error.layer").and_then(Value::as_str);
-    dialect == Dialect::Fncc
-        && (!matches!(opcode, Some(0x11 | 0x51))
-            || !matches!(layer, None | Some("fncc_ext" | "int")))
-}
-
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
@@ -350,8 +336,7 @@ fn compared_shim_fields(registered: &[String]) -> Vec<String> {
 struct Agreed {
     shim: usize,
     ib: usize,
-    /// Values inspect has and tshark lacks for a stated reason (`icrc_not_shown`,
-    /// `fncc_n_outside_extension`).
+    /// Values inspect has and tshark lacks for a stated reason (`icrc_not_shown`).
     excused: usize,
 }
 
@@ -443,15 +428,7 @@ fn compare(c: &Capture, compared_shim: &[String], out: &mut Mismatches) -> Agree
                 agreed.excused += 1;
                 continue;
             }
-            // No extension there (wire.md 4): the dissector must show no N, whatever inspect
-            // writes.
-            let no_extension = k == "ccreplay.fncc.n" && fncc_n_outside_extension(c.cfg.dialect, r);
-            let (ours, expected_by) = if no_extension {
-                agreed.excused += ours.is_some() as usize;
-                (None, "wire.md 4 (no FNCC extension here)")
-            } else {
-                (ours, "inspect")
-            };
+            let expected_by = "inspect";
             if ours != theirs {
                 let show = |v: Option<u64>| v.map_or("absent".to_string(), |v| v.to_string());
                 out.report(format!(

@@ -303,11 +303,12 @@ function ccreplay.dissector(tvb, pinfo, tree)
             ext:add_proto_expert_info(ex.truncated, "FNCC N cut short")
             return bth_at + consumed
         end
-        ext:add(f.fncc_n, tvb(at, 2))
         if at + 2 > body_len then
+            -- the two bytes are the ICRC's (or past the datagram): no N, as inspect
             ext:add_proto_expert_info(ex.truncated, "FNCC N cut short")
             return bth_at + consumed
         end
+        ext:add(f.fncc_n, tvb(at, 2))
         local len, why, nhop = int_stack_len(tvb, at + 2, body_len)
         if not len then
             if why == "nhop" then

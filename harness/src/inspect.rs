@@ -528,8 +528,16 @@ pub fn write_json(
                     .u(key!("ccreplay.offset.rcc_ext"), at as u64);
             }
             AckExt::None => {
-                // An FNCC extension that could not be read whole: N is still worth showing.
+                // An FNCC extension that could not be read whole: N is still worth showing —
+                // on an ACKNOWLEDGE only (wire.md 4: the only opcode that carries it), and only
+                // from bytes before the ICRC (never from Ethernet padding): the UDP payload's
+                // end by its length field, less the 4-byte ICRC.
+                let transport_end = p
+                    .udp
+                    .map_or(0, |u| (u.offset + usize::from(u.length)).saturating_sub(4));
                 if let (Some(aeth), ccreplay_codecs::Dialect::Fncc) = (aeth_at, dialect)
+                    && opcode.is_ack()
+                    && aeth + 6 <= transport_end
                     && let Some(n) = p.data.get(aeth + 4..aeth + 6)
                 {
                     o.u(key!("ccreplay.fncc.n"), u16::from_be_bytes([n[0], n[1]]));
