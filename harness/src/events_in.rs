@@ -258,11 +258,8 @@ pub fn report_bad_lines(trace: &Trace, report: &ExtractReport) -> bool {
 /// `--events` reads back (`ccreplay replay --emit-events`). Atomic: a temporary file, then a
 /// rename. Returns the number of events written.
 pub fn write_events(trace: &Trace, out: &Path) -> Result<u64, String> {
-    let name = out
-        .file_name()
-        .map_or_else(|| "events".into(), |n| n.to_string_lossy().into_owned());
-    let tmp = out.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
-    let f = File::create(&tmp).map_err(|e| format!("{}: {e}", tmp.display()))?;
+    // Atomic unless `out` is a device such as /dev/null (crate::outfile).
+    let (f, tmp) = crate::outfile::create(out).map_err(|e| format!("{}: {e}", out.display()))?;
     let mut w = BufWriter::with_capacity(1 << 16, f);
     let mut buf = Vec::with_capacity(1 << 12);
     let mut n = 0u64;
@@ -280,16 +277,21 @@ pub fn write_events(trace: &Trace, out: &Path) -> Result<u64, String> {
     });
     let result = match (done, failed) {
         (Err(e), _) => Err(e.to_string()),
-        (_, Some(e)) => Err(format!("{}: {e}", tmp.display())),
-        (Ok(_), None) => w
-            .flush()
-            .and_then(|()| std::fs::rename(&tmp, out))
-            .map_err(|e| format!("{}: {e}", out.display())),
+        (_, Some(e)) => Err(format!("{}: {e}", out.display())),
+        (Ok(_), None) => w.flush().map_err(|e| format!("{}: {e}", out.display())),
     };
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
+    drop(w);
+    match result {
+        Ok(()) => crate::outfile::commit(tmp, out)
+            .map(|()| n)
+            .map_err(|e| format!("{}: {e}", out.display())),
+        Err(e) => {
+            if let Some(tmp) = tmp {
+                let _ = std::fs::remove_file(tmp);
+            }
+            Err(e)
+        }
     }
-    result.map(|()| n)
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@ pub mod intern;
 pub mod jsonl;
 pub mod manifest;
 pub mod models;
+pub mod outfile;
 pub mod protocol;
 pub mod replay;
 pub mod report;

@@ -531,15 +531,12 @@ impl DecisionOut {
                 scratch: Vec::new(),
             }),
             Some(t) => {
-                let name = t
-                    .file_name()
-                    .map_or_else(|| "decisions".into(), |n| n.to_string_lossy().into_owned());
-                let tmp = t.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
-                let f = std::fs::File::create(&tmp)
-                    .map_err(|e| Failure::input(format!("{}: {e}", tmp.display()), None))?;
+                // Atomic unless `t` is a device such as /dev/null (ccreplay::outfile).
+                let (f, tmp) = ccreplay::outfile::create(&t)
+                    .map_err(|e| Failure::input(format!("{}: {e}", t.display()), None))?;
                 Ok(DecisionOut {
                     target: Some(t),
-                    tmp: Some(tmp),
+                    tmp,
                     w: Box::new(f),
                     buf: Vec::with_capacity(1 << 16),
                     scratch: Vec::new(),
@@ -560,8 +557,8 @@ impl DecisionOut {
     fn commit(mut self) -> io::Result<()> {
         self.w.write_all(&self.buf)?;
         self.w.flush()?;
-        if let (Some(tmp), Some(t)) = (self.tmp.take(), &self.target) {
-            std::fs::rename(tmp, t)?;
+        if let Some(t) = &self.target {
+            ccreplay::outfile::commit(self.tmp.take(), t)?;
         }
         Ok(())
     }
@@ -808,13 +805,8 @@ fn run_diff(a: DiffArgs) -> Result<u8, Failure> {
 }
 
 fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
-    let tmp = path.with_extension("tmp-ccreplay");
-    std::fs::write(&tmp, bytes)
-        .and_then(|_| std::fs::rename(&tmp, path))
-        .map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
-            Failure::input(format!("{}: {e}", path.display()), None)
-        })
+    ccreplay::outfile::write_atomic(path, bytes)
+        .map_err(|e| Failure::input(format!("{}: {e}", path.display()), None))
 }
 
 fn run_check(a: CheckArgs) -> Result<u8, Failure> {

@@ -127,3 +127,28 @@ fn a_parameter_out_of_range_names_the_manifest_parameter_and_range() {
     );
     assert!(!dir.join("out.jsonl").exists());
 }
+
+/// `-o /dev/null` (benchmarks do it) must write into the device, never rename a regular file
+/// over it. Through a link to /dev/null, so that a regression replaces only the link.
+#[test]
+fn outputs_to_a_device_are_written_in_place() {
+    let null = Path::new("/dev/null");
+    if std::fs::metadata(null).map_or(true, |m| m.is_file()) {
+        return;
+    }
+    let dir = trace("device", |_| {}, |m| m);
+    std::os::unix::fs::symlink(null, dir.join("null")).unwrap();
+    for args in [
+        &["replay", "t.toml", "-o", "null"][..],
+        &["replay", "t.toml", "--emit-events", "null", "-o", "null"][..],
+        &["report", "check", ".", "-o", "null"][..],
+    ] {
+        let (code, err) = ccreplay(args, &dir);
+        assert!(code == 0 || code == 1, "{args:?}: {err}");
+        let m = std::fs::symlink_metadata(dir.join("null")).unwrap();
+        assert!(
+            m.file_type().is_symlink(),
+            "{args:?} renamed a file over the link"
+        );
+    }
+}

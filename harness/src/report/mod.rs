@@ -15,7 +15,6 @@ pub mod chart;
 pub mod sim;
 
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use ccreplay_reference_cc::{Cause, Decision, Outputs};
@@ -48,19 +47,10 @@ pub fn escape_html(s: &str) -> String {
     out
 }
 
-/// Write `bytes` to `path` atomically: a temporary file beside it, then a rename.
+/// Write `bytes` to `path` atomically: a temporary file beside it, then a rename (in place
+/// when `path` is a device such as /dev/null: [`crate::outfile`]).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let name = path
-        .file_name()
-        .map_or_else(|| "report".into(), |n| n.to_string_lossy().into_owned());
-    let tmp = path.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
-    let res = std::fs::File::create(&tmp)
-        .and_then(|mut f| f.write_all(bytes).and_then(|()| f.sync_all()))
-        .and_then(|()| std::fs::rename(&tmp, path));
-    if res.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    res
+    crate::outfile::write_atomic(path, bytes)
 }
 
 /// A decision output that can be charted.
