@@ -6,8 +6,8 @@ use ccreplay_reference_cc::dcqcn::cp::RedParams;
 use ccreplay_reference_cc::dcqcn::{NpParams, RpParams};
 use ccreplay_reference_cc::hpcc;
 use ccreplay_reference_cc::net::{
-    Cc, EPOCH_NS, FlowSpec, NetConfig, NetError, Network, NoTaps, Packet, PacketKind, PfcConfig,
-    TapSink, Topology,
+    Cc, EPOCH_NS, FlowSpec, Metrics, NetConfig, NetError, Network, NoTaps, Packet, PacketKind,
+    PfcConfig, TapSink, Topology,
 };
 
 const G100: u64 = 100_000_000_000;
@@ -331,4 +331,30 @@ fn percentile_and_jain_by_hand() {
         jain_index(&[(0, Some(15), &a[..]), (0, None, &b[..])], &times),
         None
     );
+}
+
+/// `metrics.json` reads back into the same `Metrics` (what `ccreplay report sim` relies on),
+/// and a file with keys it does not know or missing ones still reads.
+#[test]
+fn metrics_json_round_trips() {
+    let mut cfg = NetConfig::new("rt", Topology::incast(2, G100, G10, 1_000), dcqcn());
+    cfg.duration_ns = 200_000;
+    cfg.switch.pfc = Some(PfcConfig::default());
+    cfg.flows.push(flow(0, 2, 200_000));
+    cfg.flows.push(flow(1, 2, 200_000));
+    let m = Network::new(&cfg)
+        .unwrap()
+        .run(&mut NoTaps)
+        .unwrap()
+        .metrics;
+    assert!(!m.flows[0].throughput_bps.t_ns.is_empty() && m.jain_index.is_some());
+    let text = serde_json::to_string(&m).unwrap();
+    let back: Metrics = serde_json::from_str(&text).unwrap();
+    assert_eq!(back, m);
+
+    let sparse: Metrics =
+        serde_json::from_str(r#"{"version": 1, "future_key": [1, 2], "flows": [{"id": 3}]}"#)
+            .unwrap();
+    assert_eq!((sparse.version, sparse.flows[0].id), (1, 3));
+    assert!(sparse.ports.is_empty() && sparse.flows[0].finish_ns.is_none());
 }

@@ -8,137 +8,14 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
+use ccreplay_reference_cc::net::metrics::{FlowMetrics, Metrics, PortMetrics, Series};
 use plotters::style::RGBColor;
-use serde::Deserialize;
 
 use super::chart::{self, Chart, Line, Panel};
 use super::{details_list, escape_html, page};
 
 /// Lines drawn per chart; the tables list everything.
 pub const MAX_LINES: usize = 32;
-
-/// `{"t_ns": [...], "v": [...]}`.
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct Series {
-    /// Sample times, ns from the start of the simulation.
-    pub t_ns: Vec<u64>,
-    /// Values.
-    pub v: Vec<f64>,
-}
-
-/// One flow of `metrics.json`.
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct FlowMetrics {
-    /// Flow id.
-    pub id: u64,
-    /// Source host.
-    pub src: String,
-    /// Destination host.
-    pub dst: String,
-    /// Bytes to send.
-    pub size_bytes: u64,
-    /// Start time, ns.
-    pub start_ns: u64,
-    /// Finish time, ns (`None` while unfinished).
-    pub finish_ns: Option<u64>,
-    /// Flow completion time, ns.
-    pub fct_ns: Option<u64>,
-    /// Bytes acknowledged.
-    pub bytes_acked: u64,
-    /// Goodput at the receiver per sample interval.
-    pub throughput_bps: Series,
-    /// The sender model's rate after each decision.
-    pub rate_bps: Series,
-    /// The sender model's window (empty when rate-only).
-    pub window_bytes: Series,
-}
-
-/// PFC counters of a port.
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct PortPfc {
-    /// PAUSE frames sent.
-    pub pause_frames_sent: u64,
-    /// Time paused, ns.
-    pub paused_ns: u64,
-    /// PAUSE frames received.
-    pub pause_frames_received: u64,
-}
-
-/// One switch port of `metrics.json`.
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct PortMetrics {
-    /// `switch:port`.
-    pub name: String,
-    /// Switch name.
-    pub node: String,
-    /// Port index.
-    pub port: u64,
-    /// The node at the other end.
-    pub peer: String,
-    /// Line rate, bps.
-    pub rate_bps: u64,
-    /// Bytes sent.
-    pub tx_bytes: u64,
-    /// tx_bytes * 8 / (rate_bps * duration).
-    pub utilization: f64,
-    /// Egress queue, bytes.
-    pub queue_bytes: Series,
-    /// 95th percentile of the queue, bytes.
-    pub queue_p95_bytes: u64,
-    /// Largest queue, bytes.
-    pub queue_max_bytes: u64,
-    /// Packets marked CE.
-    pub ecn_marked: u64,
-    /// Packets dropped.
-    pub dropped: u64,
-    /// PFC counters.
-    pub pfc: PortPfc,
-}
-
-/// Run-wide PFC totals.
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct PfcTotals {
-    /// PAUSE frames.
-    pub pause_frames: u64,
-    /// Time paused, ns.
-    pub paused_ns: u64,
-}
-
-/// `metrics.json` (docs/metrics.md, version 1). Keys it does not know are ignored, missing
-/// ones take empty values, so a newer simulator's file still reads.
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(default)]
-pub struct Metrics {
-    /// Schema version.
-    pub version: u64,
-    /// Scenario name.
-    pub scenario: String,
-    /// Random seed.
-    pub seed: u64,
-    /// Congestion-control model.
-    pub model: String,
-    /// Simulated time, ns.
-    pub duration_ns: u64,
-    /// Sampling interval, ns.
-    pub sample_interval_ns: u64,
-    /// Events simulated.
-    pub events: u64,
-    /// Flows.
-    pub flows: Vec<FlowMetrics>,
-    /// Switch ports.
-    pub ports: Vec<PortMetrics>,
-    /// PFC totals.
-    pub pfc: PfcTotals,
-    /// Packets dropped.
-    pub drops: u64,
-    /// Jain's fairness index.
-    pub jain_index: Option<f64>,
-}
 
 /// Read `metrics.json` (a file, or a folder holding one).
 pub fn load(path: &Path) -> Result<Metrics, String> {
@@ -224,7 +101,7 @@ fn points(s: &Series, scale: f64, x_max_us: f64, reduce: Reduce) -> Vec<(f64, f6
         .t_ns
         .iter()
         .zip(&s.v)
-        .map(|(t, v)| (*t as f64 / 1e3, v * scale))
+        .map(|(t, v)| (*t as f64 / 1e3, *v as f64 * scale))
         .collect();
     if !pts.windows(2).all(|w| w[0].0 <= w[1].0) {
         pts.sort_by(|a, b| a.0.total_cmp(&b.0));

@@ -1,10 +1,13 @@
 //! What a run measured, in the shape of `metrics.json` (docs/metrics.md; serde field order is
-//! the file's key order).
+//! the file's key order). The same types read the file back (`ccreplay report sim`): keys a
+//! reader does not know are ignored and missing ones take empty values, so a file from a
+//! newer simulator still reads.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// A time series: `t_ns[i]` ns from the start, value `v[i]`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Series {
     /// Sample times, ns, increasing.
     pub t_ns: Vec<u64>,
@@ -30,7 +33,8 @@ impl Series {
 }
 
 /// One flow.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Default, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct FlowMetrics {
     /// Scenario flow id.
     pub id: u32,
@@ -57,7 +61,8 @@ pub struct FlowMetrics {
 }
 
 /// PFC figures of one switch port.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct PfcMetrics {
     /// XOFF frames sent out of this port (its ingress crossed XOFF, or a refresh).
     pub pause_frames_sent: u64,
@@ -68,7 +73,8 @@ pub struct PfcMetrics {
 }
 
 /// One switch port (its egress).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Default, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct PortMetrics {
     /// `switch:pN`.
     pub name: String,
@@ -99,7 +105,8 @@ pub struct PortMetrics {
 }
 
 /// Network-wide PFC totals.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct PfcTotals {
     /// XOFF frames sent by all switches.
     pub pause_frames: u64,
@@ -108,7 +115,8 @@ pub struct PfcTotals {
 }
 
 /// Everything `metrics.json` holds.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Default, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Metrics {
     /// Format version (1).
     pub version: u32,
