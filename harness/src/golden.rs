@@ -86,8 +86,31 @@ pub fn golden_options() -> DiffOptions {
     }
 }
 
+/// What a comparison was made from, for a caller that charts both sides (`ccreplay report`).
+pub struct Sides<'a> {
+    /// The trace replayed.
+    pub trace: &'a Trace,
+    /// Its golden file.
+    pub golden_path: &'a Path,
+    /// The golden file's decisions (the reference side).
+    pub golden: &'a Side,
+    /// The replay's decisions.
+    pub actual: &'a Side,
+}
+
 /// Replay one trace's model and compare it with its golden file.
 pub fn check_one(trace: &Trace, model: &str, golden_dir: &Path, jobs: usize) -> CheckResult {
+    check_one_visit(trace, model, golden_dir, jobs, &mut |_, _| {})
+}
+
+/// [`check_one`], handing the result and both sides to `visit` when they were compared.
+fn check_one_visit(
+    trace: &Trace,
+    model: &str,
+    golden_dir: &Path,
+    jobs: usize,
+    visit: &mut dyn FnMut(&CheckResult, &Sides<'_>),
+) -> CheckResult {
     let result = |outcome| CheckResult {
         trace: trace.name(),
         model: model.to_string(),
@@ -120,10 +143,18 @@ pub fn check_one(trace: &Trace, model: &str, golden_dir: &Path, jobs: usize) -> 
         let events = replay::divergence_events(trace, &report, 3);
         diff::attach_events(&mut report, 3, events);
     }
-    result(Outcome::Compared {
+    let r = result(Outcome::Compared {
         report: Box::new(report),
         stats: Box::new(stats),
-    })
+    });
+    let sides = Sides {
+        trace,
+        golden_path: &path,
+        golden: &golden,
+        actual: &actual,
+    };
+    visit(&r, &sides);
+    r
 }
 
 /// Check every trace of `traces_dir` (every model of its manifest) against `golden_dir`.
@@ -140,7 +171,20 @@ pub fn check_all_with(
     traces_dir: &Path,
     golden_dir: &Path,
     jobs: usize,
+    starting: impl FnMut(&str, &str),
+) -> Result<Vec<CheckResult>, String> {
+    check_all_visit(traces_dir, golden_dir, jobs, starting, |_, _| {})
+}
+
+/// [`check_all_with`], also handing each compared pair's result and both sides to `visit`,
+/// in the order of the results; the sides are dropped after it, so memory holds one pair's
+/// decisions at a time.
+pub fn check_all_visit(
+    traces_dir: &Path,
+    golden_dir: &Path,
+    jobs: usize,
     mut starting: impl FnMut(&str, &str),
+    mut visit: impl FnMut(&CheckResult, &Sides<'_>),
 ) -> Result<Vec<CheckResult>, String> {
     let manifests =
         find_traces(traces_dir).map_err(|e| format!("{}: {e}", traces_dir.display()))?;
@@ -156,7 +200,9 @@ pub fn check_all_with(
             Ok(trace) => {
                 for spec in &trace.manifest.models {
                     starting(&trace.name(), &spec.name);
-                    out.push(check_one(&trace, &spec.name, golden_dir, jobs));
+                    out.push(check_one_visit(
+                        &trace, &spec.name, golden_dir, jobs, &mut visit,
+                    ));
                 }
             }
             Err(e) => out.push(CheckResult {

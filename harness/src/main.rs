@@ -816,9 +816,19 @@ fn run_check(a: CheckArgs) -> Result<u8, Failure> {
         indicatif::ProgressBar::hidden()
     };
     pb.enable_steady_tick(Duration::from_millis(120));
-    let results = golden::check_all_with(&a.dir, &a.golden, a.jobs, |trace, model| {
-        pb.set_message(format!("checking {trace} / {model}"));
-    });
+    let starting = |trace: &str, model: &str| pb.set_message(format!("checking {trace} / {model}"));
+    // With --report the same replays also feed the page (one pass).
+    let mut written = Vec::new();
+    let results = if a.html.report.is_some() {
+        ccreplay::report::write_check_report(&a.html, &a.dir, &a.golden, a.jobs, starting).map(
+            |(results, files)| {
+                written = files;
+                results
+            },
+        )
+    } else {
+        golden::check_all_with(&a.dir, &a.golden, a.jobs, starting)
+    };
     pb.finish_and_clear();
     let results = results.map_err(|e| {
         Failure::input(
@@ -894,13 +904,8 @@ fn run_check(a: CheckArgs) -> Result<u8, Failure> {
             .collect();
         write_atomic(j, diff::render_junit(&refs).as_bytes())?;
     }
-    if a.html.report.is_some() {
-        // The report replays again, keeping both sides' decisions for the charts.
-        let (_, written) = ccreplay::report::write_check_report(&a.html, &a.dir, &a.golden, a.jobs)
-            .map_err(|e| Failure::input(e, None))?;
-        for p in written {
-            eprintln!("ccreplay: wrote {}", p.display());
-        }
+    for p in written {
+        eprintln!("ccreplay: wrote {}", p.display());
     }
     Ok(if failed_input {
         2

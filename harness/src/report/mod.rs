@@ -22,7 +22,7 @@ use plotters::style::RGBColor;
 
 use crate::diff::{self, DiffReport, FlowDiff, Side};
 use crate::golden;
-use crate::replay::{self, Trace};
+use crate::replay::{ReplayStats, Trace};
 
 use chart::{Chart, Line, Marker, Panel};
 
@@ -314,91 +314,62 @@ pub fn flow_labels(table: &crate::extract::FlowTable) -> Vec<(u32, String)> {
         .collect()
 }
 
-/// `check`, keeping both sides' decisions for the charts: every trace of `traces_dir`, every
-/// model of its manifest, against `golden_dir` (the same comparison as [`golden::check_one`]).
+/// `check`, keeping a chartable comparison of every pair: the one replay per pair that gives
+/// the verdicts ([`golden::check_all_visit`], as `ccreplay check` prints them) also gives the
+/// page's entries, in the same order.
 pub fn check_all(
     traces_dir: &Path,
     golden_dir: &Path,
     jobs: usize,
     max_charts: usize,
-    mut starting: impl FnMut(&str, &str),
-) -> Result<Vec<CheckEntry>, String> {
-    let manifests =
-        golden::find_traces(traces_dir).map_err(|e| format!("{}: {e}", traces_dir.display()))?;
-    if manifests.is_empty() {
-        return Err(format!(
-            "{}: no trace manifests (*.toml)",
-            traces_dir.display()
-        ));
-    }
-    let mut out = Vec::new();
-    for m in manifests {
-        let trace = match Trace::load(&m) {
-            Ok(t) => t,
-            Err(e) => {
-                out.push(CheckEntry::Failed {
-                    trace: m
-                        .file_stem()
-                        .map_or_else(String::new, |s| s.to_string_lossy().into_owned()),
-                    model: "-".into(),
-                    error: e.to_string(),
-                });
-                continue;
-            }
-        };
-        for spec in &trace.manifest.models {
-            starting(&trace.name(), &spec.name);
-            out.push(check_one(&trace, spec, golden_dir, jobs, max_charts));
+    starting: impl FnMut(&str, &str),
+) -> Result<(Vec<golden::CheckResult>, Vec<CheckEntry>), String> {
+    let mut compared = Vec::new();
+    let results = golden::check_all_visit(traces_dir, golden_dir, jobs, starting, |r, s| {
+        if let golden::Outcome::Compared { report, stats } = &r.outcome {
+            compared.push(comparison(r, report, stats, s, max_charts));
         }
-    }
-    Ok(out)
+    })?;
+    let mut compared = compared.into_iter();
+    let entries = results
+        .iter()
+        .filter_map(|r| {
+            let (trace, model) = (r.trace.clone(), r.model.clone());
+            Some(match &r.outcome {
+                golden::Outcome::Compared { .. } => {
+                    CheckEntry::Compared(Box::new(compared.next()?))
+                }
+                golden::Outcome::MissingGolden(path) => CheckEntry::Missing {
+                    trace,
+                    model,
+                    path: path.clone(),
+                },
+                golden::Outcome::Failed(error) => CheckEntry::Failed {
+                    trace,
+                    model,
+                    error: error.clone(),
+                },
+            })
+        })
+        .collect();
+    Ok((results, entries))
 }
 
-fn check_one(
-    trace: &Trace,
-    spec: &crate::manifest::ModelSpec,
-    golden_dir: &Path,
-    jobs: usize,
+/// The page's view of one compared (trace, model).
+fn comparison(
+    r: &golden::CheckResult,
+    report: &DiffReport,
+    stats: &ReplayStats,
+    s: &golden::Sides<'_>,
     max_charts: usize,
-) -> CheckEntry {
-    let (tname, model) = (trace.name(), spec.name.clone());
-    let path = golden::golden_path(golden_dir, trace, &spec.name);
-    if !path.exists() {
-        return CheckEntry::Missing {
-            trace: tname,
-            model,
-            path,
-        };
-    }
-    let failed = |error: String| CheckEntry::Failed {
-        trace: trace.name(),
-        model: spec.name.clone(),
-        error,
-    };
-    let golden_side = match golden::read_golden(&path) {
-        Ok(g) => g,
-        Err(e) => return failed(e),
-    };
-    let mut actual = Side::default();
-    let stats = match replay::replay_reference(trace, spec, jobs, |d| {
-        actual.push(d);
-        Ok(())
-    }) {
-        Ok(s) => s,
-        Err(e) => return failed(e.to_string()),
-    };
-    let mut report = diff::diff(&golden_side, &actual, &golden::golden_options());
-    if !report.ok() {
-        let events = replay::divergence_events(trace, &report, 3);
-        diff::attach_events(&mut report, 3, events);
-    }
+) -> Comparison {
     let meta = Meta {
-        title: format!("{tname} / {model}"),
+        title: format!("{} / {}", r.trace, r.model),
         reference_name: "golden".into(),
         dut_name: "replay".into(),
         details: vec![
-            ("trace".into(), trace.manifest_path.display().to_string()),
-            ("golden".into(), path.display().to_string()),
+            ("trace".into(), s.trace.manifest_path.display().to_string()),
+            ("golden".into(), s.golden_path.display().to_string()),
             (
                 "replay".into(),
                 format!(
@@ -411,13 +382,7 @@ fn check_one(
         ],
         flow_labels: flow_labels(&stats.flows),
     };
-    CheckEntry::Compared(Box::new(Comparison::build(
-        meta,
-        report,
-        &golden_side,
-        &actual,
-        max_charts,
-    )))
+    Comparison::build(meta, report.clone(), s.golden, s.actual, max_charts)
 }
 
 // ---------------------------------------------------------------------------------------
@@ -933,17 +898,18 @@ pub fn write_diff_report(
 }
 
 /// `ccreplay report check` (and `check --report`): replay every trace, compare with its golden
-/// file and write the report to `html.report`. Returns the entries (for the verdict) and the
+/// file and write the report to `html.report`. Returns the verdicts (one replay serves both) and the
 /// files written.
 pub fn write_check_report(
     html: &HtmlArgs,
     traces_dir: &Path,
     golden_dir: &Path,
     jobs: usize,
-) -> Result<(Vec<CheckEntry>, Vec<PathBuf>), String> {
-    let entries = check_all(traces_dir, golden_dir, jobs, html.max_charts, |_, _| {})?;
+    starting: impl FnMut(&str, &str),
+) -> Result<(Vec<golden::CheckResult>, Vec<PathBuf>), String> {
+    let (results, entries) = check_all(traces_dir, golden_dir, jobs, html.max_charts, starting)?;
     let Some(out) = &html.report else {
-        return Ok((entries, Vec::new()));
+        return Ok((results, Vec::new()));
     };
     let details = vec![
         ("traces".to_string(), traces_dir.display().to_string()),
@@ -951,7 +917,7 @@ pub fn write_check_report(
     ];
     let (page, svgs) = render_comparisons("check", &details, &entries)?;
     let written = write_outputs(html, out, &page, &svgs)?;
-    Ok((entries, written))
+    Ok((results, written))
 }
 
 /// `ccreplay report sim DIR`: the report of `DIR/metrics.json`.
