@@ -52,12 +52,22 @@ use crate::protocol;
 pub const RECORD_BYTES: usize = 56;
 /// First UDP source port of each host's flows (third.cc: `portNumder[i] = 10000`).
 pub const FIRST_SPORT: u16 = 10000;
-/// RDMA WRITE opcodes written for the data packets (ns-3 has no BTH; the position in the
-/// message decides).
-const WRITE_FIRST: u8 = 0x06;
-const WRITE_MIDDLE: u8 = 0x07;
-const WRITE_LAST: u8 = 0x08;
-const WRITE_ONLY: u8 = 0x0A;
+/// The RDMA WRITE opcode of a data packet at byte `seq` with `payload` bytes of a message of
+/// `size` bytes (ns-3 has no BTH: the position in the message decides).
+fn write_opcode(seq: u64, payload: u64, size: u64) -> u8 {
+    use ccreplay_codecs::ib::Opcode;
+    match (seq == 0, seq + payload >= size) {
+        (true, true) => Opcode::RC_WRITE_ONLY.0,
+        (true, false) => Opcode::RC_WRITE_FIRST.0,
+        (false, true) => Opcode::RC_WRITE_LAST.0,
+        (false, false) => Opcode::RC_WRITE_MIDDLE.0,
+    }
+}
+
+/// The 24-bit PSN of the packet at byte `seq` (one PSN per `mtu` bytes).
+fn psn_of(seq: u64, mtu: u64) -> u32 {
+    ((seq / mtu) & 0xFF_FFFF) as u32
+}
 /// AETH syndromes: ACK (credit field 0x1F), NAK PSN sequence error.
 const SYNDROME_ACK: u8 = 0x1F;
 const SYNDROME_NAK: u8 = 0x60;
@@ -1410,19 +1420,13 @@ pub fn import(opts: &Options) -> Result<Summary, ImportError> {
                 };
                 let f = &flows[fi];
                 let st = &mut states[fi];
-                let end = rec.seq as u64 + rec.payload as u64;
-                let opcode = match (rec.seq == 0, end >= f.size_bytes) {
-                    (true, true) => WRITE_ONLY,
-                    (true, false) => WRITE_FIRST,
-                    (false, true) => WRITE_LAST,
-                    (false, false) => WRITE_MIDDLE,
-                };
+                let opcode = write_opcode(rec.seq as u64, rec.payload as u64, f.size_bytes);
                 let ev = Event {
                     t_ns: rec.time,
                     flow: st.sender_local,
                     index: st.sender_index,
                     kind: EventKind::TxData {
-                        psn: ((rec.seq as u64 / mtu) & 0xFF_FFFF) as u32,
+                        psn: psn_of(rec.seq as u64, mtu),
                         bytes: rec.payload as u32,
                         opcode,
                     },
@@ -1448,19 +1452,13 @@ pub fn import(opts: &Options) -> Result<Summary, ImportError> {
                         })
                         .flatten();
                 }
-                let end = rec.seq as u64 + rec.payload as u64;
-                let opcode = match (rec.seq == 0, end >= f.size_bytes) {
-                    (true, true) => WRITE_ONLY,
-                    (true, false) => WRITE_FIRST,
-                    (false, true) => WRITE_LAST,
-                    (false, false) => WRITE_MIDDLE,
-                };
+                let opcode = write_opcode(rec.seq as u64, rec.payload as u64, f.size_bytes);
                 let ev = Event {
                     t_ns: rec.time,
                     flow: st.receiver_local,
                     index: st.receiver_index,
                     kind: EventKind::RxData {
-                        psn: ((rec.seq as u64 / mtu) & 0xFF_FFFF) as u32,
+                        psn: psn_of(rec.seq as u64, mtu),
                         bytes: rec.payload as u32,
                         opcode,
                         ecn: rec.ecn & 3,
