@@ -81,13 +81,7 @@ impl Default for Params {
     }
 }
 
-fn err(name: &'static str, value: impl ToString, reason: &'static str) -> ParamError {
-    ParamError {
-        name,
-        value: value.to_string(),
-        reason,
-    }
-}
+use crate::model::err;
 
 impl Params {
     /// Reject values the model cannot run with (C-7), naming the parameter and why.

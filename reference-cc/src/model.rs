@@ -38,3 +38,35 @@ pub struct ParamError {
     /// Why it is rejected and what is allowed.
     pub reason: &'static str,
 }
+
+impl ParamError {
+    /// `name` = `value` is rejected because `reason`.
+    pub fn new(name: &'static str, value: impl ToString, reason: &'static str) -> Self {
+        ParamError {
+            name,
+            value: value.to_string(),
+            reason,
+        }
+    }
+}
+
+/// Shorthand for [`ParamError::new`] in the models' parameter checks.
+pub(crate) fn err(name: &'static str, value: impl ToString, reason: &'static str) -> ParamError {
+    ParamError::new(name, value, reason)
+}
+
+/// Largest line rate a model accepts: 10 Tbps, so every rate is exact in f64 (< 2^53) and
+/// rate sums stay far from u64 overflow.
+pub const MAX_LINE_RATE_BPS: u64 = 10_000_000_000_000;
+
+/// Check a model's `line_rate_bps`: 1..=[`MAX_LINE_RATE_BPS`].
+pub(crate) fn check_line_rate(line_rate_bps: u64) -> Result<(), ParamError> {
+    if line_rate_bps == 0 || line_rate_bps > MAX_LINE_RATE_BPS {
+        return Err(err(
+            "line_rate_bps",
+            line_rate_bps,
+            "must be in 1..=10^13 bps (10 Tbps)",
+        ));
+    }
+    Ok(())
+}

@@ -28,9 +28,7 @@ pub use rp::{Rp, RpParams};
 
 use crate::model::ParamError;
 
-/// Largest line rate a DCQCN model accepts: 10 Tbps. Keeps every rate exact in f64 (< 2^53)
-/// and every rate sum far from u64 overflow.
-pub const MAX_LINE_RATE_BPS: u64 = 10_000_000_000_000;
+pub use crate::model::MAX_LINE_RATE_BPS;
 
 /// Largest time knob accepted, in µs (1000 s): keeps every ns conversion and deadline sum far
 /// from u64 overflow.
@@ -41,25 +39,9 @@ const NS_PER_US: u64 = 1_000;
 /// bps per Mbps.
 const BPS_PER_MBPS: u64 = 1_000_000;
 
-pub(crate) fn err(name: &'static str, value: impl ToString, reason: &'static str) -> ParamError {
-    ParamError {
-        name,
-        value: value.to_string(),
-        reason,
-    }
-}
+pub(crate) use crate::model::err;
 
-/// Check a line rate (shared by every DCQCN params struct).
-pub(crate) fn check_line_rate(line_rate_bps: u64) -> Result<(), ParamError> {
-    if line_rate_bps == 0 || line_rate_bps > MAX_LINE_RATE_BPS {
-        return Err(err(
-            "line_rate_bps",
-            line_rate_bps,
-            "must be in 1..=10^13 bps (10 Tbps)",
-        ));
-    }
-    Ok(())
-}
+pub(crate) use crate::model::check_line_rate;
 
 /// A time knob in µs, `min_us..=MAX_TIME_US`, converted to ns.
 pub(crate) fn time_us_to_ns(

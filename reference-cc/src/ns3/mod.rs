@@ -25,20 +25,12 @@ use serde::{Deserialize, Deserializer};
 
 use crate::model::ParamError;
 
-/// Largest line rate accepted: 10 Tbps, so every rate is exact in f64 (< 2^53), as in
-/// `crate::dcqcn::MAX_LINE_RATE_BPS`.
-pub const MAX_LINE_RATE_BPS: u64 = 10_000_000_000_000;
+pub use crate::model::MAX_LINE_RATE_BPS;
 
 /// Largest interval accepted, µs (1000 s): deadlines stay far from u64 overflow.
 pub const MAX_INTERVAL_US: f64 = 1e9;
 
-pub(crate) fn err(name: &'static str, value: impl ToString, reason: &'static str) -> ParamError {
-    ParamError {
-        name,
-        value: value.to_string(),
-        reason,
-    }
-}
+pub(crate) use crate::model::err;
 
 /// C++ `(uint64_t)x` for a `double`, as GCC compiles it for x86-64 (SSE2), the platform the
 /// simulator runs on: `x < 2^63` → `cvttsd2si x`; otherwise `cvttsd2si(x − 2^63)` with bit 63
@@ -123,17 +115,7 @@ pub(crate) fn flag<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
     }
 }
 
-/// Check a line rate (both profiles).
-pub(crate) fn check_line_rate(line_rate_bps: u64) -> Result<(), ParamError> {
-    if line_rate_bps == 0 || line_rate_bps > MAX_LINE_RATE_BPS {
-        return Err(err(
-            "line_rate_bps",
-            line_rate_bps,
-            "must be in 1..=10^13 bps (10 Tbps)",
-        ));
-    }
-    Ok(())
-}
+pub(crate) use crate::model::check_line_rate;
 
 /// Check `MIN_RATE` against the line rate (both profiles): the simulator clamps to it, and a
 /// rate of 0 would never send.

@@ -24,13 +24,7 @@ use crate::model::ParamError;
 /// ns per second × bits per byte: `bytes × 8e9 / ns` is bps.
 pub(crate) const BITS_NS_PER_BYTE_S: u128 = 8_000_000_000;
 
-pub(crate) fn err(name: &'static str, value: impl ToString, reason: &'static str) -> ParamError {
-    ParamError {
-        name,
-        value: value.to_string(),
-        reason,
-    }
-}
+pub(crate) use crate::model::err;
 
 /// `floor(C_bps × T_ns / 8e9)` bytes: the bandwidth-delay product, exact in integers.
 pub(crate) fn bdp_bytes(line_rate_bps: u64, base_rtt_ns: u64) -> u128 {
