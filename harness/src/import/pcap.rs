@@ -93,27 +93,31 @@ pub fn write_pcap(
             return Err(bad(format!("event of flow {} beyond [[flows]]", ev.flow)));
         };
         let (local, remote) = (v4(fl.spec.local_ip), v4(fl.spec.remote_ip));
+        // A WRITE data packet to `dest_qp` (RETH on the opcodes that carry one: the message).
+        let data = |opcode: u8, psn: u32, bytes: u32, dest_qp: u32| {
+            let bth = BthRepr {
+                opcode: Opcode(opcode),
+                pad_cnt: ((4 - bytes % 4) % 4) as u8,
+                dest_qp,
+                ack_req: true,
+                psn,
+                ..BthRepr::default()
+            };
+            let mut roce = RoceRepr::for_opcode(bth);
+            if roce.reth.is_some() {
+                roce.reth = Some(RethRepr {
+                    va: 0,
+                    r_key: 0,
+                    dma_len: u32::try_from(fl.message_bytes).unwrap_or(u32::MAX),
+                });
+            }
+            roce.payload = vec![0; bytes as usize];
+            roce
+        };
         // Which way the packet went, its IP ECN and its RoCE part.
         let (from_local, ecn, mut roce) = match (&ev.kind, point) {
             (EventKind::TxData { psn, bytes, opcode }, CapturePoint::Sender { .. }) => {
-                let bth = BthRepr {
-                    opcode: Opcode(*opcode),
-                    pad_cnt: ((4 - bytes % 4) % 4) as u8,
-                    dest_qp: fl.spec.remote_qp,
-                    ack_req: true,
-                    psn: *psn,
-                    ..BthRepr::default()
-                };
-                let mut roce = RoceRepr::for_opcode(bth);
-                if roce.reth.is_some() {
-                    roce.reth = Some(RethRepr {
-                        va: 0,
-                        r_key: 0,
-                        dma_len: u32::try_from(fl.message_bytes).unwrap_or(u32::MAX),
-                    });
-                }
-                roce.payload = vec![0; *bytes as usize];
-                (true, ECT0, roce)
+                (true, ECT0, data(*opcode, *psn, *bytes, fl.spec.remote_qp))
             }
             (
                 EventKind::RxData {
@@ -124,26 +128,7 @@ pub fn write_pcap(
                     ..
                 },
                 CapturePoint::Receiver { .. },
-            ) => {
-                let bth = BthRepr {
-                    opcode: Opcode(*opcode),
-                    pad_cnt: ((4 - bytes % 4) % 4) as u8,
-                    dest_qp: fl.spec.local_qp,
-                    ack_req: true,
-                    psn: *psn,
-                    ..BthRepr::default()
-                };
-                let mut roce = RoceRepr::for_opcode(bth);
-                if roce.reth.is_some() {
-                    roce.reth = Some(RethRepr {
-                        va: 0,
-                        r_key: 0,
-                        dma_len: u32::try_from(fl.message_bytes).unwrap_or(u32::MAX),
-                    });
-                }
-                roce.payload = vec![0; *bytes as usize];
-                (false, *ecn, roce)
-            }
+            ) => (false, *ecn, data(*opcode, *psn, *bytes, fl.spec.local_qp)),
             (EventKind::RxAck(a) | EventKind::RxNak(a), CapturePoint::Sender { .. }) => {
                 let bth = BthRepr {
                     opcode: Opcode::RC_ACK,
