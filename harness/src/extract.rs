@@ -18,7 +18,7 @@ use std::net::IpAddr;
 use std::path::Path;
 
 use ccreplay_codecs::DecodeConfig;
-use ccreplay_codecs::capture::{CaptureError, CaptureReader, Record, Source};
+use ccreplay_codecs::capture::{CaptureError, CaptureReader, Record};
 use ccreplay_codecs::ib::Syndrome;
 use ccreplay_codecs::packet::{AckExt, Packet, Roce, Shim};
 use ccreplay_codecs::shim::int::IntStack;
@@ -443,7 +443,7 @@ pub fn build_flow_table_jobs(
             }
         }
     } else {
-        let done = par_batches(
+        let done = crate::batches::par_batches(
             reader,
             workers,
             || (),
@@ -628,12 +628,15 @@ fn ack_info(r: &Roce<'_>) -> (bool, AckInfo) {
 }
 
 /// What one record is at the capture point before its flow is looked up. Computed for each
-/// record on its own (on several threads with `--jobs`), then applied in capture order.
+/// record on its own (on several threads with `--jobs`), then applied in capture order. The
+/// event is built here, in place: applying it only fills in the flow, the ordinal and the
+/// clamped time, and hands it on without copying (an HPCC event is ~250 bytes).
 struct Pre {
     /// Cut by snaplen after its headers (replayed: the event is whole).
     cut: bool,
-    ts_ns: u64,
     what: What,
+    /// The event, if `what` is `Data` or `Ack`; `t_ns` is the record's time.
+    ev: Event,
 }
 
 enum What {
@@ -649,13 +652,11 @@ enum What {
         local: Option<IpAddr>,
         remote: IpAddr,
         qp: u32,
-        kind: EventKind,
     },
     /// An ACK / NAK / CNP of the flow (remote IP, local QP).
     Ack {
         remote: IpAddr,
         qp: u32,
-        kind: EventKind,
     },
 }
 
@@ -665,8 +666,13 @@ fn pre_event(rec: &Record<'_>, cfg: &DecodeConfig, point: &CapturePoint) -> Pre 
     let p = Packet::from_record(rec, cfg);
     let mut pre = Pre {
         cut: false,
-        ts_ns: rec.ts_ns,
         what: What::NotRoce,
+        ev: Event {
+            t_ns: rec.ts_ns,
+            flow: 0,
+            index: 0,
+            kind: EventKind::RxCnp,
+        },
     };
     if p.error.is_some() && p.headers_complete() {
         // Cut by snaplen after the headers (a header-only capture): the event is whole.
@@ -682,21 +688,26 @@ fn pre_event(rec: &Record<'_>, cfg: &DecodeConfig, point: &CapturePoint) -> Pre 
         return pre;
     }
     let ecn = p.ip.map_or(0, |ip| ip.ecn);
-    pre.what = match classify(point, &p) {
-        Seen::DataOut(remote, r) => What::Data {
-            local: None,
-            remote,
-            qp: r.bth.dest_qp(),
-            kind: EventKind::TxData {
+    let data = |local, remote, r: &Roce<'_>| What::Data {
+        local,
+        remote,
+        qp: r.bth.dest_qp(),
+    };
+    (pre.what, pre.ev.kind) = match classify(point, &p) {
+        Seen::DataOut(remote, r) => (
+            data(None, remote, r),
+            EventKind::TxData {
                 psn: r.bth.psn(),
                 bytes: r.payload_wire_len as u32,
                 opcode: r.bth.opcode().0,
             },
-        },
-        Seen::AckIn(remote, r) => What::Ack {
-            remote,
-            qp: r.bth.dest_qp(),
-            kind: if r.bth.opcode().is_cnp() {
+        ),
+        Seen::AckIn(remote, r) => (
+            What::Ack {
+                remote,
+                qp: r.bth.dest_qp(),
+            },
+            if r.bth.opcode().is_cnp() {
                 EventKind::RxCnp
             } else {
                 let (nak, info) = ack_info(r);
@@ -706,12 +717,10 @@ fn pre_event(rec: &Record<'_>, cfg: &DecodeConfig, point: &CapturePoint) -> Pre 
                     EventKind::RxAck(info)
                 }
             },
-        },
-        Seen::DataIn(remote, r) => What::Data {
-            local: None,
-            remote,
-            qp: r.bth.dest_qp(),
-            kind: EventKind::RxData {
+        ),
+        Seen::DataIn(remote, r) => (
+            data(None, remote, r),
+            EventKind::RxData {
                 psn: r.bth.psn(),
                 bytes: r.payload_wire_len as u32,
                 opcode: r.bth.opcode().0,
@@ -721,14 +730,12 @@ fn pre_event(rec: &Record<'_>, cfg: &DecodeConfig, point: &CapturePoint) -> Pre 
                     _ => None,
                 },
             },
-        },
-        Seen::PortData(src, dst, r) => What::Data {
-            local: Some(src),
-            remote: dst,
-            qp: r.bth.dest_qp(),
+        ),
+        Seen::PortData(src, dst, r) => (
+            data(Some(src), dst, r),
             // The queue length this port reported: its own INT record, the last one filled
             // when the packet left it (hpcc dialect; wire.md 5.3).
-            kind: EventKind::Dequeue {
+            EventKind::Dequeue {
                 psn: r.bth.psn(),
                 bytes: rec.orig_len,
                 opcode: r.bth.opcode().0,
@@ -742,9 +749,9 @@ fn pre_event(rec: &Record<'_>, cfg: &DecodeConfig, point: &CapturePoint) -> Pre 
                     _ => None,
                 },
             },
-        },
-        Seen::Other => What::Other,
-        Seen::NotThisHost => What::NotThisHost,
+        ),
+        Seen::Other => (What::Other, EventKind::RxCnp),
+        Seen::NotThisHost => (What::NotThisHost, EventKind::RxCnp),
     };
     pre
 }
@@ -771,12 +778,12 @@ impl<'t> Apply<'t> {
     }
 
     #[inline]
-    fn apply(&mut self, pre: Pre, sink: &mut impl FnMut(&Event)) {
+    fn apply(&mut self, pre: &mut Pre, sink: &mut impl FnMut(&mut Event)) {
         let report = &mut self.report;
         report.packets += 1;
         report.snaplen_cut += pre.cut as u64;
-        let (flow, kind) = match pre.what {
-            What::Malformed { frame, error } => {
+        let flow = match pre.what {
+            What::Malformed { frame, ref error } => {
                 report.malformed += 1;
                 if report.malformed_examples.len() < 5 {
                     report.malformed_examples.push((frame, error.to_string()));
@@ -795,17 +802,12 @@ impl<'t> Apply<'t> {
                 report.not_this_host += 1;
                 return;
             }
-            What::Data {
-                local,
-                remote,
-                qp,
-                kind,
-            } => match self.table.data_flow_mut(local, remote, qp) {
-                Some(flow) => (flow, kind),
+            What::Data { local, remote, qp } => match self.table.data_flow_mut(local, remote, qp) {
+                Some(flow) => flow,
                 None => return,
             },
-            What::Ack { remote, qp, kind } => match self.table.ack_flow_mut(remote, qp) {
-                Some(flow) => (flow, kind),
+            What::Ack { remote, qp } => match self.table.ack_flow_mut(remote, qp) {
+                Some(flow) => flow,
                 None => {
                     if self.table.grow.is_some() {
                         *self.unpaired.entry((remote, qp)).or_insert(0) += 1;
@@ -816,25 +818,21 @@ impl<'t> Apply<'t> {
         };
         // Model time never goes backwards (C-2, C-5): a capture whose clock steps back feeds
         // the event at the previous time, and says how often it did.
-        let t_ns = if pre.ts_ns < self.last_t {
+        let ev = &mut pre.ev;
+        if ev.t_ns < self.last_t {
             report.time_clamped += 1;
-            self.last_t
-        } else {
-            pre.ts_ns
-        };
-        self.last_t = t_ns;
+            ev.t_ns = self.last_t;
+        }
+        self.last_t = ev.t_ns;
         if self.index.len() <= flow as usize {
             self.index.resize(flow as usize + 1, 0);
         }
         let i = &mut self.index[flow as usize];
-        sink(&Event {
-            t_ns,
-            flow,
-            index: *i,
-            kind,
-        });
+        ev.flow = flow;
+        ev.index = *i;
         *i += 1;
         report.events += 1;
+        sink(ev);
     }
 
     fn finish(self) -> ExtractReport {
@@ -866,14 +864,15 @@ pub fn stream_events(
     point: &CapturePoint,
     table: &mut FlowTable,
     report: ExtractReport,
-    sink: impl FnMut(&Event),
+    mut sink: impl FnMut(&Event),
 ) -> Result<ExtractReport, ExtractError> {
-    stream_events_jobs(capture, cfg, point, table, report, 0, sink)
+    stream_events_jobs(capture, cfg, point, table, report, 0, |e| sink(e))
 }
 
 /// [`stream_events`] with records decoded on `workers` threads (0: on the calling thread).
 /// The same events in the same order: flows are looked up and numbered, and `sink` called, on
-/// the calling thread, in capture order.
+/// the calling thread, in capture order. `sink` may change the event it is given (a scratch
+/// copy, built in place), so that passing it on needs no copy.
 pub fn stream_events_jobs(
     capture: &Path,
     cfg: &DecodeConfig,
@@ -881,14 +880,14 @@ pub fn stream_events_jobs(
     table: &mut FlowTable,
     report: ExtractReport,
     workers: usize,
-    mut sink: impl FnMut(&Event),
+    mut sink: impl FnMut(&mut Event),
 ) -> Result<ExtractReport, ExtractError> {
     let mut reader = open_capture(capture)?;
     let mut a = Apply::new(table, report);
     if workers == 0 {
         while let Some(rec) = reader.next_record() {
             match rec {
-                Ok(rec) => a.apply(pre_event(&rec, cfg, point), &mut sink),
+                Ok(rec) => a.apply(&mut pre_event(&rec, cfg, point), &mut sink),
                 Err(e) => {
                     a.report.capture_error = Some(e.to_string());
                     break;
@@ -897,7 +896,7 @@ pub fn stream_events_jobs(
         }
         return Ok(a.finish());
     }
-    let done = par_batches(
+    let done = crate::batches::par_batches(
         reader,
         workers,
         || (),
@@ -907,7 +906,7 @@ pub fn stream_events_jobs(
         },
         Vec::new,
         |out| {
-            for pre in out.drain(..) {
+            for pre in out.iter_mut() {
                 a.apply(pre, &mut sink);
             }
             Ok::<(), std::convert::Infallible>(())
@@ -920,213 +919,4 @@ pub fn stream_events_jobs(
     let mut report = a.finish();
     report.capture_error = capture_error;
     Ok(report)
-}
-
-/// Records copied out of a [`CaptureReader`] (whose records borrow its buffer until the next
-/// call), so that other threads can decode them while the reader goes on.
-#[derive(Default)]
-pub struct RecordBatch {
-    data: Vec<u8>,
-    meta: Vec<RecordMeta>,
-    /// The framing error that ended the capture after this batch's records.
-    pub capture_error: Option<String>,
-}
-
-/// A record's fields, its bytes at `data[start..start + len]` of the batch.
-#[derive(Clone, Copy)]
-struct RecordMeta {
-    frame_number: u64,
-    ts_ns: u64,
-    orig_len: u32,
-    link: ccreplay_codecs::capture::LinkType,
-    interface_id: u32,
-    start: usize,
-    len: usize,
-}
-
-impl RecordBatch {
-    /// Replace the batch's records with the next ones of `reader`: up to `max_records`, and
-    /// no more once `max_bytes` are held. Returns false when the capture ended (end of file or
-    /// a framing error, kept in [`RecordBatch::capture_error`]) during this fill.
-    pub fn fill<S: Source>(
-        &mut self,
-        reader: &mut CaptureReader<S>,
-        max_records: usize,
-        max_bytes: usize,
-    ) -> bool {
-        self.data.clear();
-        self.meta.clear();
-        self.capture_error = None;
-        while self.meta.len() < max_records && self.data.len() < max_bytes {
-            match reader.next_record() {
-                None => return false,
-                Some(Err(e)) => {
-                    self.capture_error = Some(e.to_string());
-                    return false;
-                }
-                Some(Ok(rec)) => {
-                    let start = self.data.len();
-                    self.data.extend_from_slice(rec.data);
-                    self.meta.push(RecordMeta {
-                        frame_number: rec.frame_number,
-                        ts_ns: rec.ts_ns,
-                        orig_len: rec.orig_len,
-                        link: rec.link,
-                        interface_id: rec.interface_id,
-                        start,
-                        len: rec.data.len(),
-                    });
-                }
-            }
-        }
-        true
-    }
-
-    /// Records held.
-    pub fn len(&self) -> usize {
-        self.meta.len()
-    }
-
-    /// True when the batch holds no record.
-    pub fn is_empty(&self) -> bool {
-        self.meta.is_empty()
-    }
-
-    /// The records, in capture order.
-    pub fn records(&self) -> impl Iterator<Item = Record<'_>> + '_ {
-        self.meta.iter().map(|m| Record {
-            frame_number: m.frame_number,
-            ts_ns: m.ts_ns,
-            orig_len: m.orig_len,
-            data: &self.data[m.start..m.start + m.len],
-            link: m.link,
-            interface_id: m.interface_id,
-        })
-    }
-}
-
-/// Records a worker takes from the reader at a time, and the most bytes it copies.
-pub const BATCH_RECORDS: usize = 1024;
-/// See [`BATCH_RECORDS`].
-pub const BATCH_BYTES: usize = 1 << 20;
-
-/// Threads to decode with: the machine's cores (at most 8).
-pub fn default_workers() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get().min(8))
-}
-
-/// The reader side shared by the workers of [`par_batches`].
-struct Feed<S, T> {
-    reader: Option<CaptureReader<S>>,
-    next_seq: u64,
-    capture_error: Option<String>,
-    /// Output buffers free for a batch: their number bounds the batches in flight.
-    free: Vec<T>,
-    stop: bool,
-}
-
-/// Decode a capture on `workers` threads, in order.
-///
-/// Each worker takes the next [`BATCH_RECORDS`] records from the reader (copying them, under
-/// a lock: reading stays sequential), runs `work(state, batch, out)` on them with its own
-/// `state`, and hands `out` back; `emit` gets the outputs on the calling thread in capture
-/// order. Memory is bounded by `2 × workers + 1` batches. An error from `emit` stops the run.
-/// Returns the workers' states and the framing error that ended the capture, if any.
-pub fn par_batches<S, W, T, E>(
-    reader: CaptureReader<S>,
-    workers: usize,
-    make_state: impl Fn() -> W + Sync,
-    work: impl Fn(&mut W, &RecordBatch, &mut T) + Sync,
-    make_out: impl Fn() -> T,
-    mut emit: impl FnMut(&mut T) -> Result<(), E>,
-) -> Result<(Vec<W>, Option<String>), E>
-where
-    S: Source + Send,
-    W: Send,
-    T: Send,
-{
-    use std::collections::BTreeMap;
-    use std::sync::{Condvar, Mutex, mpsc};
-
-    let workers = workers.max(1);
-    let feed = Mutex::new(Feed {
-        reader: Some(reader),
-        next_seq: 0,
-        capture_error: None,
-        free: (0..2 * workers + 1).map(|_| make_out()).collect(),
-        stop: false,
-    });
-    let wake = Condvar::new();
-    let lock = || feed.lock().unwrap_or_else(|e| e.into_inner());
-    let (tx, rx) = mpsc::channel::<(u64, T)>();
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..workers)
-            .map(|_| {
-                let tx = tx.clone();
-                let (feed, wake, work, make_state) = (&feed, &wake, &work, &make_state);
-                scope.spawn(move || {
-                    let mut state = make_state();
-                    let mut batch = RecordBatch::default();
-                    loop {
-                        let (seq, out) = {
-                            let mut f = feed.lock().unwrap_or_else(|e| e.into_inner());
-                            let mut out = loop {
-                                if f.stop || f.reader.is_none() {
-                                    return state;
-                                }
-                                if let Some(o) = f.free.pop() {
-                                    break o;
-                                }
-                                f = wake.wait(f).unwrap_or_else(|e| e.into_inner());
-                            };
-                            let Some(reader) = f.reader.as_mut() else {
-                                f.free.push(out);
-                                return state;
-                            };
-                            if !batch.fill(reader, BATCH_RECORDS, BATCH_BYTES) {
-                                f.capture_error = batch.capture_error.take();
-                                f.reader = None;
-                                wake.notify_all();
-                            }
-                            if batch.is_empty() {
-                                f.free.push(out);
-                                return state;
-                            }
-                            let seq = f.next_seq;
-                            f.next_seq += 1;
-                            drop(f);
-                            work(&mut state, &batch, &mut out);
-                            (seq, out)
-                        };
-                        if tx.send((seq, out)).is_err() {
-                            return state;
-                        }
-                    }
-                })
-            })
-            .collect();
-        drop(tx);
-        let mut pending: BTreeMap<u64, T> = BTreeMap::new();
-        let mut next = 0u64;
-        let mut result = Ok(());
-        for (seq, out) in rx {
-            pending.insert(seq, out);
-            while let Some(mut out) = pending.remove(&next) {
-                if result.is_ok()
-                    && let Err(e) = emit(&mut out)
-                {
-                    result = Err(e);
-                    lock().stop = true;
-                }
-                next += 1;
-                lock().free.push(out);
-                wake.notify_all();
-            }
-        }
-        let states: Vec<W> = handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-            .collect();
-        result.map(|()| (states, lock().capture_error.take()))
-    })
 }

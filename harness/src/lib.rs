@@ -3,6 +3,7 @@
 //! Today: `inspect`. The replay, diff, check and bless commands build on the same pieces.
 #![deny(unsafe_code)]
 
+pub mod batches;
 pub mod diff;
 pub mod dut;
 pub mod events_in;

@@ -515,7 +515,7 @@ fn make_dut(
 struct DecisionOut {
     target: Option<PathBuf>,
     tmp: Option<PathBuf>,
-    w: Box<dyn Write>,
+    w: Box<dyn Write + Send>,
     buf: Vec<u8>,
     scratch: Vec<u8>,
 }
@@ -526,7 +526,9 @@ impl DecisionOut {
             None => Ok(DecisionOut {
                 target: None,
                 tmp: None,
-                w: Box::new(io::stdout().lock()),
+                // Not locked: the decisions may be written from another thread (`--jobs`),
+                // 64 KiB at a time.
+                w: Box::new(io::stdout()),
                 buf: Vec::with_capacity(1 << 16),
                 scratch: Vec::new(),
             }),
@@ -570,6 +572,34 @@ impl Drop for DecisionOut {
         if let Some(tmp) = self.tmp.take() {
             let _ = std::fs::remove_file(tmp);
         }
+    }
+}
+
+/// A progress count that reaches the bar in steps: indicatif reads the clock on every `inc`,
+/// which per decision costs more than formatting it.
+struct Progress {
+    bar: indicatif::ProgressBar,
+    pending: u64,
+}
+
+impl Progress {
+    fn new(label: &str) -> Self {
+        Progress {
+            bar: progress(label),
+            pending: 0,
+        }
+    }
+
+    fn inc(&mut self) {
+        self.pending += 1;
+        if self.pending == 4096 {
+            self.bar.inc(self.pending);
+            self.pending = 0;
+        }
+    }
+
+    fn finish(&self) {
+        self.bar.finish_and_clear();
     }
 }
 
@@ -661,22 +691,22 @@ fn run_replay(a: ReplayArgs) -> Result<u8, Failure> {
     }
     let spec = pick_model(&trace, a.model.as_deref())?.clone();
     let mut out = DecisionOut::new(a.out.clone())?;
-    let pb = progress(&format!("replay {}", trace.name()));
+    let mut pb = Progress::new(&format!("replay {}", trace.name()));
     let stats = match &a.dut {
         None => replay::replay_reference(&trace, &spec, a.jobs, |d| {
-            pb.inc(1);
+            pb.inc();
             out.push(d)
         })
         .map_err(in_manifest(&trace))?,
         Some(s) => {
             let mut dut = make_dut(s, &trace, &spec, a.dut_timeout_ms)?;
             replay::replay_dut(&trace, dut.as_mut(), |d| {
-                pb.inc(1);
+                pb.inc();
                 out.push(d)
             })?
         }
     };
-    pb.finish_and_clear();
+    pb.finish();
     out.commit()
         .map_err(|e| Failure::input(format!("writing decisions: {e}"), None))?;
     let bad_lines = ccreplay::events_in::is_events(&trace)
@@ -714,7 +744,7 @@ fn run_diff(a: DiffArgs) -> Result<u8, Failure> {
     let mut flows = None;
     let spec = pick_model(&trace, a.model.as_deref())?.clone();
     let mut reference = Side::default();
-    let pb = progress(&format!("diff {}", trace.name()));
+    let mut pb = Progress::new(&format!("diff {}", trace.name()));
     let other_name = match (&a.dut, &a.golden) {
         (Some(s), _) => {
             // One extraction feeds both sides.
@@ -725,7 +755,7 @@ fn run_diff(a: DiffArgs) -> Result<u8, Failure> {
             let mut side = Side::default();
             let stats =
                 replay::replay_pair(&trace, &mut reference_dut, dut.as_mut(), |is_ref, d| {
-                    pb.inc(1);
+                    pb.inc();
                     if is_ref {
                         reference.push(d)
                     } else {
@@ -743,7 +773,7 @@ fn run_diff(a: DiffArgs) -> Result<u8, Failure> {
         (Some(x), _) => x,
         (None, Some(g)) => {
             let stats = replay::replay_reference(&trace, &spec, a.jobs, |d| {
-                pb.inc(1);
+                pb.inc();
                 reference.push(d);
                 Ok(())
             })
@@ -757,7 +787,7 @@ fn run_diff(a: DiffArgs) -> Result<u8, Failure> {
         }
         (None, None) => return Err(Failure::input("give --dut or --golden", None)),
     };
-    pb.finish_and_clear();
+    pb.finish();
     let opts = DiffOptions {
         tolerances: a.tolerances.clone(),
         state: state_compare(a.state.as_deref()),

@@ -113,19 +113,30 @@ pub fn for_each_event(
     for_each_event_jobs(trace, 1, sink)
 }
 
-/// [`for_each_event`] on `jobs` threads (`jobs` − 1 decode the capture while the calling
-/// thread feeds `sink`): the same events, in the same order.
+/// [`for_each_event`] on `jobs` threads (`jobs` decode the capture while the calling thread
+/// looks flows up and feeds `sink`): the same events, in the same order.
 pub fn for_each_event_jobs(
     trace: &Trace,
     jobs: usize,
-    sink: impl FnMut(&Event),
+    mut sink: impl FnMut(&Event),
+) -> Result<(FlowTable, ExtractReport), ExtractError> {
+    for_each_event_mut(trace, jobs, |e| sink(e))
+}
+
+/// [`for_each_event_jobs`] handing each event as a scratch copy `sink` may change (to pass it
+/// on without copying it).
+fn for_each_event_mut(
+    trace: &Trace,
+    jobs: usize,
+    mut sink: impl FnMut(&mut Event),
 ) -> Result<(FlowTable, ExtractReport), ExtractError> {
     if trace.manifest.events.is_some() {
-        return crate::events_in::for_each_event(trace, sink); // an events file, not a capture
+        // An events file, not a capture.
+        return crate::events_in::for_each_event(trace, |e| sink(&mut { *e }));
     }
-    // `jobs` threads in all: the calling thread looks flows up and runs `sink` (models and
-    // output), the others decode.
-    let decoders = jobs.saturating_sub(1);
+    // With `jobs` > 1, `jobs` threads decode while the calling thread looks flows up and runs
+    // `sink` (models): the two share the cores.
+    let decoders = if jobs > 1 { jobs } else { 0 };
     // One pass when no pairing needs the whole capture first (receiver, switch port, or an
     // explicit [[flows]] pairing); two passes otherwise.
     let (mut table, report) = match FlowTable::single_pass(&trace.manifest) {
@@ -151,14 +162,45 @@ struct FlowRun {
     out: Vec<Decision>,
 }
 
-/// The per-flow runs of a replay and the ordering of their decisions.
+/// A chunk's decisions, per flow, and their output order: (time, flow, order within the
+/// flow), sorted (small keys: the decisions themselves are not moved).
+#[derive(Default)]
+struct Chunk {
+    outs: Vec<Vec<Decision>>,
+    order: Vec<(u64, u32, u32)>,
+}
+
+impl Chunk {
+    /// Pass the decisions to `sink` in order.
+    fn write(
+        &self,
+        sink: &mut (impl FnMut(&Decision) -> std::io::Result<()> + ?Sized),
+    ) -> std::io::Result<()> {
+        for &(_, flow, i) in &self.order {
+            if let Some(d) = self.outs.get(flow as usize).and_then(|o| o.get(i as usize)) {
+                sink(d)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Where a chunk's decisions go: to the sink on this thread, or to a writer thread that runs
+/// the sink (formatting and writing) while this one replays the next chunk.
+enum ChunkSink<'a, F> {
+    Here(&'a mut F),
+    Writer {
+        to: std::sync::mpsc::SyncSender<Chunk>,
+        back: std::sync::mpsc::Receiver<Chunk>,
+    },
+}
+
+/// The per-flow runs of a replay.
 struct Runs<'t> {
     trace: &'t Trace,
     spec: &'t ModelSpec,
     runs: Vec<Option<FlowRun>>,
-    /// (time, flow, order within the flow) of the chunk's decisions: sorted, it is the output
-    /// order (small keys: the decisions themselves are not moved).
-    order: Vec<(u64, u32, u32)>,
+    chunk: Chunk,
 }
 
 impl Runs<'_> {
@@ -183,78 +225,140 @@ impl Runs<'_> {
     /// End a chunk: fire every timer due before `until_ns` (exclusive) — or, at the end of the
     /// trace, up to `until_ns` inclusive — and write the chunk's decisions in (time, flow,
     /// order) order.
-    fn flush(
+    fn flush<F: FnMut(&Decision) -> std::io::Result<()>>(
         &mut self,
         until_ns: u64,
         end: bool,
-        sink: &mut dyn FnMut(&Decision) -> std::io::Result<()>,
+        sink: &mut ChunkSink<'_, F>,
         stats: &mut ReplayStats,
     ) -> Result<(), ReplayError> {
-        for r in self.runs.iter_mut().flatten() {
+        let c = &mut self.chunk;
+        c.order.clear();
+        for (flow, r) in self.runs.iter_mut().enumerate() {
+            let Some(r) = r else { continue };
             if end {
                 let _ = r.dut.finish(until_ns, &mut r.out);
             } else if until_ns > 0 {
                 let _ = r.dut.finish(until_ns - 1, &mut r.out);
             }
-        }
-        self.order.clear();
-        for (flow, r) in self.runs.iter_mut().enumerate() {
-            if let Some(r) = r {
-                self.order
-                    .extend(r.out.iter_mut().enumerate().map(|(i, d)| {
-                        // The instance saw its flow as flow 0 (see `on_event`).
-                        d.flow = flow as u32;
-                        (d.t_ns, flow as u32, i as u32)
-                    }));
-            }
+            c.order.extend(r.out.iter_mut().enumerate().map(|(i, d)| {
+                // The instance saw its flow as flow 0 (see `on_event`).
+                d.flow = flow as u32;
+                (d.t_ns, flow as u32, i as u32)
+            }));
         }
         // Keys are distinct: an unstable sort gives the one order.
-        self.order.sort_unstable();
-        stats.decisions += self.order.len() as u64;
-        for &(_, flow, i) in &self.order {
-            if let Some(Some(r)) = self.runs.get(flow as usize)
-                && let Some(d) = r.out.get(i as usize)
-            {
-                sink(d)?;
+        c.order.sort_unstable();
+        stats.decisions += c.order.len() as u64;
+        match sink {
+            ChunkSink::Here(f) => {
+                for &(_, flow, i) in &c.order {
+                    if let Some(Some(r)) = self.runs.get(flow as usize)
+                        && let Some(d) = r.out.get(i as usize)
+                    {
+                        f(d)?;
+                    }
+                }
+                for r in self.runs.iter_mut().flatten() {
+                    r.out.clear();
+                }
             }
-        }
-        for r in self.runs.iter_mut().flatten() {
-            r.out.clear();
+            ChunkSink::Writer { to, back } => {
+                // The chunk takes the decisions; each run gets an emptied vector back.
+                c.outs.resize_with(self.runs.len(), Vec::new);
+                for (r, out) in self.runs.iter_mut().zip(&mut c.outs) {
+                    if let Some(r) = r {
+                        std::mem::swap(out, &mut r.out);
+                    }
+                }
+                // The writer hands back the chunk before last; a closed channel means it
+                // stopped on an error, which the caller takes from it.
+                let spare = back.recv().map_err(|_| writer_gone())?;
+                let full = std::mem::replace(c, spare);
+                to.send(full).map_err(|_| writer_gone())?;
+            }
         }
         Ok(())
     }
 }
 
+fn writer_gone() -> ReplayError {
+    ReplayError::Io(std::io::Error::other("the decision writer stopped"))
+}
+
 /// Replay a trace through the reference model `spec`, passing every decision to `sink` in the
-/// documented order. `jobs` > 1 decodes the capture on `jobs` threads; the output is the same.
+/// documented order. `jobs` > 1 decodes the capture on `jobs` threads and runs `sink` on a
+/// thread of its own; the output is the same.
 ///
 /// Each flow has its own model instance, fed its events as they come (in trace order per
 /// flow); at each chunk boundary every instance fires the timers due before the next chunk,
 /// and the chunk's decisions are written sorted by (time, flow, order within the flow). The
-/// models are a small part of the work (HPCC: ~20 M events/s): decoding the capture is what
-/// `--jobs` spreads over threads.
+/// models are a small part of the work (HPCC: ~20 M events/s): decoding the capture and
+/// writing the decisions are what `--jobs` spreads over threads.
 pub fn replay_reference(
     trace: &Trace,
     spec: &ModelSpec,
     jobs: usize,
-    mut sink: impl FnMut(&Decision) -> std::io::Result<()>,
+    mut sink: impl FnMut(&Decision) -> std::io::Result<()> + Send,
 ) -> Result<ReplayStats, ReplayError> {
     let probe = build_model(trace, spec)?;
     if !probe.per_flow() {
         let mut dut = ModelDut::new(probe);
         return replay_duts(trace, &mut [&mut dut], jobs, |_, d| sink(d));
     }
+    if jobs <= 1 {
+        return replay_runs(trace, spec, jobs, ChunkSink::Here(&mut sink));
+    }
+    // Two chunks in turn: the writer writes one while the runs fill the other.
+    let (to, from) = std::sync::mpsc::sync_channel::<Chunk>(1);
+    let (give_back, back) = std::sync::mpsc::sync_channel::<Chunk>(2);
+    let _ = give_back.send(Chunk::default());
+    std::thread::scope(|scope| {
+        let writer = scope.spawn(move || -> std::io::Result<()> {
+            for mut c in from {
+                c.write(&mut sink)?;
+                for o in &mut c.outs {
+                    o.clear();
+                }
+                if give_back.send(c).is_err() {
+                    break;
+                }
+            }
+            Ok(())
+        });
+        let replayed = replay_runs::<fn(&Decision) -> std::io::Result<()>>(
+            trace,
+            spec,
+            jobs,
+            ChunkSink::Writer { to, back },
+        );
+        let written = writer
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p));
+        // The writer's own error first: the replay only saw it stop.
+        written?;
+        replayed
+    })
+}
+
+/// The per-flow replay of [`replay_reference`], its chunks going to `sink`.
+fn replay_runs<F: FnMut(&Decision) -> std::io::Result<()>>(
+    trace: &Trace,
+    spec: &ModelSpec,
+    jobs: usize,
+    mut sink: ChunkSink<'_, F>,
+) -> Result<ReplayStats, ReplayError> {
     let mut runs = Runs {
         trace,
         spec,
         runs: Vec::new(),
-        order: Vec::new(),
+        chunk: Chunk::default(),
     };
     let mut stats = ReplayStats::default();
     let mut failure: Option<ReplayError> = None;
     let mut in_chunk = 0usize;
     let mut last_t = 0u64;
-    let mut on_event = |ev: &Event| -> Result<(), ReplayError> {
+    let mut on_event = |ev: &mut Event| -> Result<(), ReplayError> {
         stats.events += 1;
         // Chunks never split one timestamp.
         if in_chunk >= CHUNK_EVENTS && ev.t_ns > last_t {
@@ -268,10 +372,11 @@ pub fn replay_reference(
         // tables indexed by flow id, which would otherwise grow to the flow's number in every
         // instance (memory quadratic in the number of flows). Decisions get their flow back
         // in `flush`.
-        let _ = r.dut.event(&Event { flow: 0, ..*ev }, &mut r.out);
+        ev.flow = 0;
+        let _ = r.dut.event(ev, &mut r.out);
         Ok(())
     };
-    let (table, report) = for_each_event_jobs(trace, jobs, |ev| {
+    let (table, report) = for_each_event_mut(trace, jobs, |ev| {
         if failure.is_none()
             && let Err(e) = on_event(ev)
         {

@@ -41,7 +41,7 @@ use std::path::PathBuf;
 use crate::packet::LinkStart;
 
 pub use reader::{CaptureFormat, CaptureReader};
-pub use source::{SliceSource, Source, StreamSource};
+pub use source::{BlockSource, SliceSource, Source, StreamSource};
 pub use ts::{TsResolution, pcapng_ts_ns};
 pub use writer::PcapWriter;
 

@@ -177,6 +177,16 @@ impl<S: Source> CaptureReader<S> {
         self.format
     }
 
+    /// The byte source.
+    pub fn source(&self) -> &S {
+        &self.src
+    }
+
+    /// The byte source, giving up the reader.
+    pub fn into_source(self) -> S {
+        self.src
+    }
+
     /// File offset of the next unread byte (after the record last returned).
     pub fn offset(&self) -> u64 {
         self.offset + self.pending as u64
@@ -185,6 +195,12 @@ impl<S: Source> CaptureReader<S> {
     /// The next record, borrowing the reader until the next call; `None` at the end of the
     /// capture and after an error.
     pub fn next_record(&mut self) -> Option<Result<Record<'_>, CaptureError>> {
+        self.next_record_in().map(|r| r.map(|(rec, _)| rec))
+    }
+
+    /// [`next_record`](Self::next_record), with the source the record's bytes are borrowed
+    /// from (to tell where they lie: [`BlockSource::locate`](super::BlockSource::locate)).
+    pub fn next_record_in(&mut self) -> Option<Result<(Record<'_>, &S), CaptureError>> {
         if self.pending > 0 {
             self.src.consume(self.pending);
             self.offset += self.pending as u64;
@@ -205,14 +221,17 @@ impl<S: Source> CaptureReader<S> {
                     .available()
                     .get(loc.start..loc.start + loc.len)
                     .unwrap_or(&[]);
-                Some(Ok(Record {
-                    frame_number,
-                    ts_ns: loc.ts_ns,
-                    orig_len: loc.orig_len,
-                    data,
-                    link: loc.link,
-                    interface_id: loc.interface_id,
-                }))
+                Some(Ok((
+                    Record {
+                        frame_number,
+                        ts_ns: loc.ts_ns,
+                        orig_len: loc.orig_len,
+                        data,
+                        link: loc.link,
+                        interface_id: loc.interface_id,
+                    },
+                    &self.src,
+                )))
             }
             Ok(None) => {
                 self.mode = Mode::Done;

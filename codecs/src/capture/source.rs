@@ -52,6 +52,11 @@ impl<R: Read> StreamSource<R> {
         }
     }
 
+    /// The wrapped reader.
+    pub fn get_ref(&self) -> &R {
+        &self.reader
+    }
+
     /// The wrapped reader (bytes already buffered are lost to it).
     pub fn into_inner(self) -> R {
         self.reader
@@ -146,6 +151,190 @@ impl Source for SliceSource<'_> {
         let k = n.min(left);
         self.pos += k as usize;
         Ok(k)
+    }
+}
+
+/// A [`Source`] over a file read in blocks that other threads may have read in parallel: the
+/// blocks come in file order from `next` (`None` at the end of the input), and a record lying
+/// inside one block is served from it without a copy. Only a record straddling two blocks is
+/// copied, into a small buffer of its own ([`BlockSource::straddled`]).
+///
+/// With this source a [`CaptureReader`](super::CaptureReader) frames records exactly as over a
+/// [`StreamSource`] (same records, same errors at the same offsets), while the expensive part,
+/// reading the file, runs on as many threads as read blocks.
+pub struct BlockSource<B, P> {
+    next: P,
+    /// The current block; bytes continue at `cur[pos..]` (after `side[spos..]`, if any).
+    cur: Option<B>,
+    pos: usize,
+    /// The bytes of a record that straddles a block edge, gathered; empty when not in use.
+    side: Vec<u8>,
+    spos: usize,
+    eof: bool,
+}
+
+impl<B, P> std::fmt::Debug for BlockSource<B, P> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BlockSource")
+            .field("pos", &self.pos)
+            .field("straddled", &(self.side.len() - self.spos))
+            .field("eof", &self.eof)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<B: AsRef<[u8]>, P: FnMut() -> io::Result<Option<B>>> BlockSource<B, P> {
+    /// Reads the blocks `next` returns, in order; nothing is asked for until the first `fill`.
+    pub fn new(next: P) -> Self {
+        BlockSource {
+            next,
+            cur: None,
+            pos: 0,
+            side: Vec::new(),
+            spos: 0,
+            eof: false,
+        }
+    }
+
+    /// The current block.
+    pub fn block(&self) -> Option<&B> {
+        self.cur.as_ref()
+    }
+
+    /// Where `data` — bytes this source handed out and has not yet moved past — lies: in the
+    /// current block, at this offset (`Ok`), or in the straddle buffer (`Err`, the bytes).
+    /// Decided by address, without reading `data`.
+    pub fn locate<'s>(&'s self, data: &[u8]) -> Result<usize, &'s [u8]> {
+        let at = data.as_ptr() as usize;
+        if let Some(b) = &self.cur {
+            let b = b.as_ref();
+            let base = b.as_ptr() as usize;
+            if at >= base && at + data.len() <= base + b.len() && !self.straddling() {
+                return Ok(at - base);
+            }
+        }
+        let base = self.side.as_ptr() as usize;
+        let off = at.wrapping_sub(base).min(self.side.len());
+        Err(self.side.get(off..off + data.len()).unwrap_or(&[]))
+    }
+
+    /// Copied bytes are being served (a record straddles a block edge).
+    fn straddling(&self) -> bool {
+        self.spos < self.side.len()
+    }
+
+    /// Bytes left in the current block.
+    fn rest(&self) -> &[u8] {
+        self.cur
+            .as_ref()
+            .map_or(&[][..], |b| b.as_ref().get(self.pos..).unwrap_or(&[]))
+    }
+
+    /// Moves to the next non-empty block; false at the end of the input.
+    fn advance(&mut self) -> io::Result<bool> {
+        loop {
+            if self.eof {
+                return Ok(false);
+            }
+            match (self.next)()? {
+                None => {
+                    self.eof = true;
+                    self.cur = None;
+                    self.pos = 0;
+                    return Ok(false);
+                }
+                Some(b) => {
+                    let empty = b.as_ref().is_empty();
+                    self.cur = Some(b);
+                    self.pos = 0;
+                    if !empty {
+                        return Ok(true);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Makes `n` bytes contiguous: what is available, then bytes of the next blocks, copied
+    /// into the straddle buffer.
+    fn gather(&mut self, n: usize) -> io::Result<()> {
+        if !self.straddling() && self.rest().is_empty() {
+            // Nothing left here: serve the next block itself, without a copy.
+            if !self.advance()? || self.rest().len() >= n {
+                return Ok(());
+            }
+        }
+        if self.straddling() {
+            self.side.drain(..self.spos);
+        } else {
+            self.side.clear();
+            let pos = self.pos;
+            if let Some(b) = &self.cur {
+                self.side.extend_from_slice(&b.as_ref()[pos..]);
+            }
+            self.pos = self.cur.as_ref().map_or(0, |b| b.as_ref().len());
+        }
+        self.spos = 0;
+        while self.side.len() < n {
+            if self.rest().is_empty() && !self.advance()? {
+                break;
+            }
+            let take = (n - self.side.len()).min(self.rest().len());
+            let pos = self.pos;
+            if let Some(b) = &self.cur {
+                self.side.extend_from_slice(&b.as_ref()[pos..pos + take]);
+            }
+            self.pos += take;
+        }
+        Ok(())
+    }
+}
+
+impl<B, P> sealed::Sealed for BlockSource<B, P> {}
+
+impl<B: AsRef<[u8]>, P: FnMut() -> io::Result<Option<B>>> Source for BlockSource<B, P> {
+    fn fill(&mut self, n: usize) -> io::Result<&[u8]> {
+        if self.available().len() < n {
+            self.gather(n)?;
+        }
+        Ok(self.available())
+    }
+
+    fn available(&self) -> &[u8] {
+        if self.straddling() {
+            &self.side[self.spos..]
+        } else {
+            self.rest()
+        }
+    }
+
+    fn consume(&mut self, n: usize) {
+        if self.straddling() {
+            self.spos += n.min(self.side.len() - self.spos);
+            if self.spos == self.side.len() {
+                self.side.clear();
+                self.spos = 0;
+            }
+        } else {
+            self.pos += n.min(self.rest().len());
+        }
+    }
+
+    fn skip(&mut self, n: u64) -> io::Result<u64> {
+        let mut done = 0u64;
+        while done < n {
+            let a = self.available().len() as u64;
+            if a == 0 {
+                if !self.advance()? {
+                    break;
+                }
+                continue;
+            }
+            let k = a.min(n - done);
+            self.consume(k as usize);
+            done += k;
+        }
+        Ok(done)
     }
 }
 
