@@ -8,6 +8,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use ccreplay::diff::{self, DiffOptions, Side, StateCompare, Tolerance};

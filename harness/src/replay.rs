@@ -19,8 +19,9 @@ use crate::extract::{self, ExtractError, ExtractReport, FlowTable};
 use crate::manifest::{Manifest, ManifestError, ModelSpec};
 use crate::models::{self, ModelError};
 
-/// Events per chunk of a parallel replay.
-const CHUNK_EVENTS: usize = 1 << 16;
+/// Events per chunk of a replay (at least): small enough that a chunk's decisions stay in
+/// the caches between the models that make them and the sink that writes them.
+const CHUNK_EVENTS: usize = 8192;
 
 /// A trace: a manifest and its capture.
 #[derive(Clone, Debug)]
@@ -361,7 +362,8 @@ fn replay_runs<F: FnMut(&Decision) -> std::io::Result<()>>(
     let mut on_event = |ev: &mut Event| -> Result<(), ReplayError> {
         stats.events += 1;
         // Chunks never split one timestamp.
-        if in_chunk >= CHUNK_EVENTS && ev.t_ns > last_t {
+        // Chunks of at least 8 events per flow: ending one visits every flow.
+        if in_chunk >= CHUNK_EVENTS.max(8 * runs.runs.len()) && ev.t_ns > last_t {
             runs.flush(ev.t_ns, false, &mut sink, &mut stats)?;
             in_chunk = 0;
         }
