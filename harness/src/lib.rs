@@ -1,6 +1,8 @@
 //! The ccreplay harness: from a capture to a conformance verdict.
 //!
-//! Today: `inspect`. The replay, diff, check and bless commands build on the same pieces.
+//! A capture is read and decoded ([`batches`], [`extract`]), replayed through a reference model
+//! or a DUT ([`replay`], [`dut`]), and compared ([`diff`], [`golden`]); [`inspect`], [`sim`],
+//! [`report`] and [`import`] serve the other commands of the CLI.
 #![deny(unsafe_code)]
 
 pub mod batches;

@@ -196,7 +196,7 @@ struct CheckArgs {
     /// Folder of golden files (`<trace>/<model>.jsonl`).
     #[arg(long, default_value = "golden")]
     golden: PathBuf,
-    /// Flows replayed in parallel.
+    /// Threads that read and decode each capture (see `replay --jobs`).
     #[arg(long, default_value_t = 1)]
     jobs: usize,
     /// Output format.
@@ -230,7 +230,8 @@ struct ReplayArgs {
     /// Write decisions here (atomically) instead of standard output.
     #[arg(long, short)]
     out: Option<PathBuf>,
-    /// Flows replayed in parallel (reference models with independent flows).
+    /// Threads that read and decode the capture, the models and the decision writer running
+    /// beside them (1: all on one thread); the output is the same for every N.
     #[arg(long, default_value_t = 1)]
     jobs: usize,
     /// Per-request timeout of a process DUT, ms.
@@ -267,7 +268,7 @@ struct DiffArgs {
     /// Also write a JUnit XML report here.
     #[arg(long)]
     junit: Option<PathBuf>,
-    /// Flows replayed in parallel for the reference side.
+    /// Threads that read and decode the capture for the reference side (see `replay --jobs`).
     #[arg(long, default_value_t = 1)]
     jobs: usize,
     /// Per-request timeout of a process DUT, ms.
@@ -288,7 +289,7 @@ struct BlessArgs {
     /// Only this trace (its manifest's stem).
     #[arg(long)]
     trace: Option<String>,
-    /// Flows replayed in parallel.
+    /// Threads that read and decode each capture (see `replay --jobs`).
     #[arg(long, default_value_t = 1)]
     jobs: usize,
 }
