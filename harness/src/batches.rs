@@ -470,6 +470,9 @@ where
                             (seq, out)
                         };
                         work(&mut state, &batch, &mut out);
+                        // Let go of the blocks now rather than at the next fill: their buffers go
+                        // back to the pool before this worker's next read.
+                        batch.clear();
                         if tx.send((seq, out)).is_err() {
                             return state;
                         }
