@@ -843,9 +843,8 @@ fn block_source_locates_records() {
         let first = (at + 16) / size as u64; // block of the record's first byte
         let last = (at + 16 + len - 1) / size as u64;
         match src.locate(rec.data) {
-            Ok(off) => {
+            Ok((b, off)) => {
                 assert_eq!(first, last, "record at {at} said to lie in one block");
-                let b = src.block().expect("a current block");
                 assert_eq!(&b[off..off + rec.data.len()], rec.data);
                 assert_eq!(off as u64, (at + 16) % size as u64);
                 in_block += 1;

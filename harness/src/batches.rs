@@ -232,56 +232,26 @@ impl RecordBatch {
         self.push(rec, OWN, start);
     }
 
-    /// Replace the batch's records with the next ones of a stream: up to `max_records` (all
-    /// copied). Returns false when the capture ended (end of file or a framing error, kept in
-    /// [`RecordBatch::capture_error`]) during this fill.
-    pub fn fill<S: Source>(&mut self, reader: &mut CaptureReader<S>, max_records: usize) -> bool {
-        self.clear();
-        while self.meta.len() < max_records {
-            match reader.next_record() {
-                None => return false,
-                Some(Err(e)) => {
-                    self.capture_error = Some(e.to_string());
-                    return false;
-                }
-                Some(Ok(rec)) => self.push_copy(&rec, rec.data),
-            }
-        }
-        true
-    }
-
-    /// Replace the batch's records with those of a block reader's next `max_bytes` (at least
-    /// one record, at most [`BATCH_RECORDS`]); only records straddling a block edge are
-    /// copied. Returns false when the capture ended during this fill.
-    fn fill_blocks<P>(
+    /// Replace the batch's records with the next ones of `reader`: up to `max_records`, and
+    /// none that starts `max_bytes` or more past the first. Returns false when the capture
+    /// ended (end of file or a framing error, kept in [`RecordBatch::capture_error`]) during
+    /// this fill.
+    fn fill<S: Place>(
         &mut self,
-        reader: &mut CaptureReader<BlockSource<Block, P>>,
+        reader: &mut CaptureReader<S>,
+        max_records: usize,
         max_bytes: u64,
-    ) -> bool
-    where
-        P: FnMut() -> io::Result<Option<Block>>,
-    {
+    ) -> bool {
         self.clear();
-        let stop = reader.offset() + max_bytes;
-        while self.meta.len() < BATCH_RECORDS && reader.offset() < stop {
-            let (rec, src) = match reader.next_record_in() {
+        let stop = reader.offset().saturating_add(max_bytes);
+        while self.meta.len() < max_records && reader.offset() < stop {
+            match reader.next_record_in() {
                 None => return false,
                 Some(Err(e)) => {
                     self.capture_error = Some(e.to_string());
                     return false;
                 }
-                Some(Ok(r)) => r,
-            };
-            match (src.locate(rec.data), src.block()) {
-                (Ok(start), Some(b)) => {
-                    let same = self.blocks.last().is_some_and(|l| Arc::ptr_eq(&l.0, &b.0));
-                    if !same {
-                        self.blocks.push(b.clone());
-                    }
-                    self.push(&rec, self.blocks.len() as u32 - 1, start);
-                }
-                (Err(bytes), _) => self.push_copy(&rec, bytes),
-                (Ok(_), None) => self.push_copy(&rec, rec.data), // not reached: no block, no record
+                Some(Ok((rec, src))) => src.place(self, &rec),
             }
         }
         true
@@ -313,6 +283,33 @@ impl RecordBatch {
                 interface_id: m.interface_id,
             }
         })
+    }
+}
+
+/// How a batch holds a record of a source: in place, or copied.
+trait Place: Source {
+    fn place(&self, batch: &mut RecordBatch, rec: &Record<'_>);
+}
+
+/// A stream's buffer moves on: its records are copied.
+impl Place for StreamSource<File> {
+    fn place(&self, batch: &mut RecordBatch, rec: &Record<'_>) {
+        batch.push_copy(rec, rec.data);
+    }
+}
+
+/// A record inside a block is held there; one straddling a block edge is copied.
+impl<P: FnMut() -> io::Result<Option<Block>>> Place for BlockSource<Block, P> {
+    fn place(&self, batch: &mut RecordBatch, rec: &Record<'_>) {
+        match self.locate(rec.data) {
+            Ok((b, start)) => {
+                if !batch.blocks.last().is_some_and(|l| Arc::ptr_eq(&l.0, &b.0)) {
+                    batch.blocks.push(b.clone());
+                }
+                batch.push(rec, batch.blocks.len() as u32 - 1, start);
+            }
+            Err(bytes) => batch.push_copy(rec, bytes),
+        }
     }
 }
 
@@ -452,8 +449,12 @@ where
                                 f = wake.wait(f).unwrap_or_else(|e| e.into_inner());
                             };
                             let more = match f.framer.as_mut() {
-                                Some(Framer::Blocks(r)) => batch.fill_blocks(r, block_bytes as u64),
-                                Some(Framer::Stream(r)) => batch.fill(r, STREAM_BATCH_RECORDS),
+                                Some(Framer::Blocks(r)) => {
+                                    batch.fill(r, BATCH_RECORDS, block_bytes as u64)
+                                }
+                                Some(Framer::Stream(r)) => {
+                                    batch.fill(r, STREAM_BATCH_RECORDS, u64::MAX)
+                                }
                                 None => false,
                             };
                             if !more {

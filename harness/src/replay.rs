@@ -188,8 +188,8 @@ impl Chunk {
 
 /// Where a chunk's decisions go: to the sink on this thread, or to a writer thread that runs
 /// the sink (formatting and writing) while this one replays the next chunk.
-enum ChunkSink<'a, F> {
-    Here(&'a mut F),
+enum ChunkSink<'a> {
+    Here(&'a mut dyn FnMut(&Decision) -> std::io::Result<()>),
     Writer {
         to: std::sync::mpsc::SyncSender<Chunk>,
         back: std::sync::mpsc::Receiver<Chunk>,
@@ -226,16 +226,17 @@ impl Runs<'_> {
     /// End a chunk: fire every timer due before `until_ns` (exclusive) — or, at the end of the
     /// trace, up to `until_ns` inclusive — and write the chunk's decisions in (time, flow,
     /// order) order.
-    fn flush<F: FnMut(&Decision) -> std::io::Result<()>>(
+    fn flush(
         &mut self,
         until_ns: u64,
         end: bool,
-        sink: &mut ChunkSink<'_, F>,
+        sink: &mut ChunkSink<'_>,
         stats: &mut ReplayStats,
     ) -> Result<(), ReplayError> {
         let c = &mut self.chunk;
         c.order.clear();
-        for (flow, r) in self.runs.iter_mut().enumerate() {
+        c.outs.resize_with(self.runs.len(), Vec::new);
+        for (flow, (r, out)) in self.runs.iter_mut().zip(&mut c.outs).enumerate() {
             let Some(r) = r else { continue };
             if end {
                 let _ = r.dut.finish(until_ns, &mut r.out);
@@ -247,31 +248,24 @@ impl Runs<'_> {
                 d.flow = flow as u32;
                 (d.t_ns, flow as u32, i as u32)
             }));
+            // The chunk takes the decisions; the run gets the chunk's emptied vector.
+            std::mem::swap(out, &mut r.out);
         }
         // Keys are distinct: an unstable sort gives the one order.
         c.order.sort_unstable();
         stats.decisions += c.order.len() as u64;
         match sink {
             ChunkSink::Here(f) => {
-                for &(_, flow, i) in &c.order {
-                    if let Some(Some(r)) = self.runs.get(flow as usize)
-                        && let Some(d) = r.out.get(i as usize)
-                    {
-                        f(d)?;
-                    }
-                }
-                for r in self.runs.iter_mut().flatten() {
-                    r.out.clear();
-                }
-            }
-            ChunkSink::Writer { to, back } => {
-                // The chunk takes the decisions; each run gets an emptied vector back.
-                c.outs.resize_with(self.runs.len(), Vec::new);
+                c.write(*f)?;
+                // Each run gets its own vector back, emptied: one vector per flow.
                 for (r, out) in self.runs.iter_mut().zip(&mut c.outs) {
                     if let Some(r) = r {
+                        out.clear();
                         std::mem::swap(out, &mut r.out);
                     }
                 }
+            }
+            ChunkSink::Writer { to, back } => {
                 // The writer hands back the chunk before last; a closed channel means it
                 // stopped on an error, which the caller takes from it.
                 let spare = back.recv().map_err(|_| writer_gone())?;
@@ -327,12 +321,7 @@ pub fn replay_reference(
             }
             Ok(())
         });
-        let replayed = replay_runs::<fn(&Decision) -> std::io::Result<()>>(
-            trace,
-            spec,
-            jobs,
-            ChunkSink::Writer { to, back },
-        );
+        let replayed = replay_runs(trace, spec, jobs, ChunkSink::Writer { to, back });
         let written = writer
             .join()
             .unwrap_or_else(|p| std::panic::resume_unwind(p));
@@ -343,11 +332,11 @@ pub fn replay_reference(
 }
 
 /// The per-flow replay of [`replay_reference`], its chunks going to `sink`.
-fn replay_runs<F: FnMut(&Decision) -> std::io::Result<()>>(
+fn replay_runs(
     trace: &Trace,
     spec: &ModelSpec,
     jobs: usize,
-    mut sink: ChunkSink<'_, F>,
+    mut sink: ChunkSink<'_>,
 ) -> Result<ReplayStats, ReplayError> {
     let mut runs = Runs {
         trace,
@@ -361,8 +350,8 @@ fn replay_runs<F: FnMut(&Decision) -> std::io::Result<()>>(
     let mut last_t = 0u64;
     let mut on_event = |ev: &mut Event| -> Result<(), ReplayError> {
         stats.events += 1;
-        // Chunks never split one timestamp.
-        // Chunks of at least 8 events per flow: ending one visits every flow.
+        // Chunks never split one timestamp, and hold at least 8 events per flow (ending one
+        // visits every flow).
         if in_chunk >= CHUNK_EVENTS.max(8 * runs.runs.len()) && ev.t_ns > last_t {
             runs.flush(ev.t_ns, false, &mut sink, &mut stats)?;
             in_chunk = 0;

@@ -196,21 +196,18 @@ impl<B: AsRef<[u8]>, P: FnMut() -> io::Result<Option<B>>> BlockSource<B, P> {
         }
     }
 
-    /// The current block.
-    pub fn block(&self) -> Option<&B> {
-        self.cur.as_ref()
-    }
-
     /// Where `data` — bytes this source handed out and has not yet moved past — lies: in the
     /// current block, at this offset (`Ok`), or in the straddle buffer (`Err`, the bytes).
     /// Decided by address, without reading `data`.
-    pub fn locate<'s>(&'s self, data: &[u8]) -> Result<usize, &'s [u8]> {
+    pub fn locate<'s>(&'s self, data: &[u8]) -> Result<(&'s B, usize), &'s [u8]> {
         let at = data.as_ptr() as usize;
-        if let Some(b) = &self.cur {
-            let b = b.as_ref();
-            let base = b.as_ptr() as usize;
-            if at >= base && at + data.len() <= base + b.len() && !self.straddling() {
-                return Ok(at - base);
+        if let Some(b) = &self.cur
+            && !self.straddling()
+        {
+            let bytes = b.as_ref();
+            let base = bytes.as_ptr() as usize;
+            if at >= base && at + data.len() <= base + bytes.len() {
+                return Ok((b, at - base));
             }
         }
         let base = self.side.as_ptr() as usize;
