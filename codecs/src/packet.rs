@@ -239,6 +239,9 @@ pub struct Roce<'a> {
     pub pad: &'a [u8],
     /// The 4 ICRC bytes as on the wire; `None` when the record was cut before them.
     pub icrc: Option<[u8; 4]>,
+    /// Offset of the ICRC: the last 4 bytes the UDP length covers (wire.md 1), wherever
+    /// decoding stopped before them.
+    pub icrc_offset: usize,
 }
 
 impl<'a> Roce<'a> {
@@ -679,6 +682,7 @@ impl<'a> Packet<'a> {
             payload_wire_len: 0,
             pad: &rest[..0],
             icrc,
+            icrc_offset: icrc_at,
         });
         let opcode = bth.opcode();
         if !opcode.is_known() {

@@ -553,11 +553,10 @@ pub fn write_json(
         o.u(len_key, r.payload.len() as u64)
             .u(key!("ccreplay.offset.payload"), payload_at as u64);
         if let Some(crc) = r.icrc_field() {
-            o.u(
-                key!("ccreplay.offset.icrc"),
-                (payload_at + r.payload.len() + r.pad.len()) as u64,
-            )
-            .u(key!("infiniband.invariant.crc"), crc);
+            // From the UDP length, not from where decoding stopped: an extension that failed
+            // to parse leaves the payload empty, but the ICRC is still the last 4 bytes.
+            o.u(key!("ccreplay.offset.icrc"), r.icrc_offset as u64)
+                .u(key!("infiniband.invariant.crc"), crc);
         }
         if let Some((computed, found)) = icrc {
             o.flag(key!("ccreplay.icrc.valid"), computed == found)
