@@ -42,6 +42,41 @@ pub fn commit(tmp: Option<PathBuf>, path: &Path) -> io::Result<()> {
     }
 }
 
+/// A write begun by [`create`] that removes its temporary file if dropped before
+/// [`Pending::commit`]: for writers with many ways to fail (each `?` cleans up).
+#[derive(Debug)]
+pub struct Pending {
+    tmp: Option<PathBuf>,
+    path: PathBuf,
+}
+
+impl Pending {
+    /// Begin writing `path`: the file to write, and the guard that finishes it.
+    pub fn create(path: &Path) -> io::Result<(File, Pending)> {
+        let (f, tmp) = create(path)?;
+        Ok((
+            f,
+            Pending {
+                tmp,
+                path: path.to_path_buf(),
+            },
+        ))
+    }
+
+    /// Rename the complete file onto its path (see [`commit`]).
+    pub fn commit(mut self) -> io::Result<()> {
+        commit(self.tmp.take(), &self.path)
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        if let Some(tmp) = self.tmp.take() {
+            let _ = std::fs::remove_file(tmp);
+        }
+    }
+}
+
 /// Write `bytes` to `path` atomically (in place when `path` is special).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let (mut f, tmp) = create(path)?;

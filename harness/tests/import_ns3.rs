@@ -253,6 +253,23 @@ fn errors_name_the_file_and_where() {
     // Header: 4 + 4 ports × 11 + 4 = 52 bytes; 22 records of 56 bytes.
     assert_eq!(mix.len(), 52 + 22 * 56);
     let out = dir.join("out");
+    // A first import succeeds; every failed one after it must leave its files as they were
+    // (nothing half-written, no temporary file left behind).
+    assert_eq!(
+        import(&dir.join("config_hpcc.txt"), &out).status.code(),
+        Some(0)
+    );
+    let snapshot = || {
+        let mut files: Vec<(PathBuf, Vec<u8>)> = fs::read_dir(&out)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .map(|p| (p.clone(), fs::read(&p).unwrap()))
+            .collect();
+        files.sort();
+        files
+    };
+    let before = snapshot();
+    assert!(before.len() >= 3, "{before:?}");
 
     // A truncated last record: it starts at 52 + 21 × 56 = 1228; 46 of its 56 bytes remain.
     fs::write(dir.join("mix.tr"), &mix[..mix.len() - 10]).unwrap();
@@ -263,6 +280,11 @@ fn errors_name_the_file_and_where() {
         dir.join("mix.tr").display()
     );
     assert!(stderr(&o).contains(&want), "{}", stderr(&o));
+    assert!(
+        snapshot() == before,
+        "a failed import changed {}",
+        out.display()
+    );
 
     // An unknown event type in the third record (at 52 + 2 × 56 = 164; event is byte 27).
     let mut bad = mix.clone();
@@ -274,6 +296,11 @@ fn errors_name_the_file_and_where() {
         stderr(&o).contains("byte 164: unknown event type 9"),
         "{}",
         stderr(&o)
+    );
+    assert!(
+        snapshot() == before,
+        "a failed import changed {}",
+        out.display()
     );
 
     // A header cut short.

@@ -1087,10 +1087,26 @@ struct Group {
     flows: Vec<usize>,
     w: BufWriter<File>,
     path: PathBuf,
+    /// Renames the complete file onto `path`; removes it if the import fails.
+    pending: Option<crate::outfile::Pending>,
     base_rtt_ns: u64,
     win_bytes: u64,
     /// HPCC: ACKs written without INT (the pcap needs none).
     acks_without_int: u64,
+}
+
+/// Write a manifest at `path`, atomically.
+fn write_manifest(path: &Path, m: &Manifest) -> Result<(), ImportError> {
+    let body = toml::to_string(m).map_err(|e| {
+        ImportError::Unsupported(format!(
+            "{}: cannot write the manifest: {e}",
+            path.display()
+        ))
+    })?;
+    crate::outfile::write_atomic(path, body.as_bytes()).map_err(|source| ImportError::Io {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 /// Per-flow state of the conversion.
@@ -1282,10 +1298,13 @@ pub fn import(opts: &Options) -> Result<Summary, ImportError> {
                         (Side::Receiver, _) => format!("receiver_{host}"),
                     };
                     let path = opts.out.join(format!("{stem}.jsonl"));
-                    let file = File::create(&path).map_err(|source| ImportError::Io {
-                        path: path.clone(),
-                        source,
-                    })?;
+                    let (file, pending) =
+                        crate::outfile::Pending::create(&path).map_err(|source| {
+                            ImportError::Io {
+                                path: path.clone(),
+                                source,
+                            }
+                        })?;
                     groups.push(Group {
                         side,
                         host,
@@ -1293,6 +1312,7 @@ pub fn import(opts: &Options) -> Result<Summary, ImportError> {
                         flows: Vec::new(),
                         w: BufWriter::with_capacity(1 << 16, file),
                         path,
+                        pending: Some(pending),
                         base_rtt_ns: rtt,
                         win_bytes: bdp,
                         acks_without_int: 0,
@@ -1575,10 +1595,13 @@ pub fn import(opts: &Options) -> Result<Summary, ImportError> {
     // Flush the events files, then write the manifests.
     let config_name = opts.config.display().to_string();
     for g in &mut groups {
-        g.w.flush().map_err(|source| ImportError::Io {
-            path: g.path.clone(),
-            source,
-        })?;
+        let pending = g.pending.take();
+        g.w.flush()
+            .and_then(|()| pending.map_or(Ok(()), |p| p.commit()))
+            .map_err(|source| ImportError::Io {
+                path: g.path.clone(),
+                source,
+            })?;
         summary.written.push(g.path.clone());
     }
     let mut model_warnings = Vec::new();
@@ -1657,16 +1680,7 @@ pub fn import(opts: &Options) -> Result<Summary, ImportError> {
             },
         };
         let path = opts.out.join(format!("{}.toml", g.stem));
-        let body = toml::to_string(&m).map_err(|e| {
-            ImportError::Unsupported(format!(
-                "{}: cannot write the manifest: {e}",
-                path.display()
-            ))
-        })?;
-        std::fs::write(&path, body).map_err(|source| ImportError::Io {
-            path: path.clone(),
-            source,
-        })?;
+        write_manifest(&path, &m)?;
         summary.written.push(path);
         // The same events as packets, when every frame can be made from them: an HPCC ACK
         // without its INT cannot.
@@ -1693,16 +1707,7 @@ pub fn import(opts: &Options) -> Result<Summary, ImportError> {
         mc.events = None;
         mc.capture = Some(format!("{stem}.pcap"));
         let path = opts.out.join(format!("{stem}.toml"));
-        let body = toml::to_string(&mc).map_err(|e| {
-            ImportError::Unsupported(format!(
-                "{}: cannot write the manifest: {e}",
-                path.display()
-            ))
-        })?;
-        std::fs::write(&path, body).map_err(|source| ImportError::Io {
-            path: path.clone(),
-            source,
-        })?;
+        write_manifest(&path, &mc)?;
         summary.written.push(pcap);
         summary.written.push(path);
         summary.pcaps += 1;

@@ -62,7 +62,9 @@ pub fn write_pcap(
     };
     let bad = |message: String| ImportError::Unsupported(format!("{}: {message}", out.display()));
     let f = File::open(events).map_err(|e| io(events, e))?;
-    let mut w = PcapWriter::create(out).map_err(|e| bad(e.to_string()))?;
+    // Written beside `out` and renamed once complete: a failed import leaves no half a pcap.
+    let (file, pending) = crate::outfile::Pending::create(out).map_err(|e| io(out, e))?;
+    let mut w = PcapWriter::new(std::io::BufWriter::new(file)).map_err(|e| bad(e.to_string()))?;
     let int_cfg = IntConfig::default();
     let mut line = String::new();
     let mut r = BufReader::new(f);
@@ -198,5 +200,6 @@ pub fn write_pcap(
         n += 1;
     }
     w.flush().map_err(|e| bad(e.to_string()))?;
+    pending.commit().map_err(|e| io(out, e))?;
     Ok(n)
 }
