@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use ccreplay_codecs::LinkStart;
 use ccreplay_codecs::capture::{
     BadBlockReason, CaptureError, CaptureFormat, CaptureReader, LinkType, MAX_BLOCK_BYTES,
-    MAX_PACKET_BYTES, PcapWriter, Source,
+    MAX_PACKET_BYTES, PcapWriter, SliceSource, Source,
 };
 use rstest::rstest;
 
@@ -237,6 +237,50 @@ fn pcapng_records_equal_pcap_file_reader_at_ns_resolution() {
     }
     assert_eq!(n, 4);
     assert!(ours.next_record().is_none());
+}
+
+/// A reader resumed at any record boundary of a classic pcap file gives the records (and
+/// frame numbers) the whole-file reader gives from there; a record header's length is its
+/// header plus the captured bytes pcap-file reads. Big- and little-endian, µs and ns.
+#[rstest]
+#[case("roce_linktypes_eth_be_ns.pcap")]
+#[case("roce_linktypes_eth_us.pcap")]
+#[case("malformed.pcap")]
+fn pcap_resumed_at_a_record_frames_the_rest_alike(#[case] name: &str) {
+    let bytes = fixture(name);
+    let mut theirs = pcap_file::pcap::PcapReader::new(&bytes[..]).unwrap();
+    let whole = CaptureReader::from_slice(&bytes).unwrap();
+    fn records<S: Source>(mut r: CaptureReader<S>) -> (Vec<(u64, u64, Vec<u8>)>, u64) {
+        let mut v = Vec::new();
+        while let Some(x) = r.next_record() {
+            let x = x.unwrap();
+            v.push((x.frame_number, x.ts_ns, x.data.to_vec()));
+        }
+        (v, r.offset())
+    }
+    let (all, _) = records(CaptureReader::from_slice(&bytes).unwrap());
+    assert!(all.len() > 1);
+    let mut at = 24usize;
+    for (i, (frame, _, _)) in all.iter().enumerate() {
+        let p = theirs.next_packet().unwrap().unwrap();
+        assert_eq!(
+            whole.pcap_record_bytes(&bytes[at..]),
+            Some(16 + p.data.len() as u64),
+            "{name}: record {frame}"
+        );
+        let resumed = whole
+            .resume_pcap(SliceSource::new(&bytes[at..]), at as u64, *frame)
+            .unwrap();
+        let (rest, end) = records(resumed);
+        assert_eq!(rest, all[i..], "{name}: resumed at record {frame}");
+        assert_eq!(end, bytes.len() as u64);
+        at += 16 + p.data.len();
+    }
+    assert_eq!(whole.pcap_record_bytes(&bytes[..15]), None, "short header");
+    let ng = fixture("roce_linktypes_multi.pcapng");
+    let ng = CaptureReader::from_slice(&ng).unwrap();
+    assert!(ng.resume_pcap(SliceSource::new(&[]), 0, 1).is_none());
+    assert_eq!(ng.pcap_record_bytes(&[0; 16]), None);
 }
 
 #[test]

@@ -230,8 +230,9 @@ struct ReplayArgs {
     /// Write decisions here (atomically) instead of standard output.
     #[arg(long, short)]
     out: Option<PathBuf>,
-    /// Threads that read and decode the capture, the models and the decision writer running
-    /// beside them (1: all on one thread); the output is the same for every N.
+    /// Threads that read and decode the capture; the one running the models is among them
+    /// (1: all on one thread; from 3, decisions are written on a thread of their own). The
+    /// output is the same for every N.
     #[arg(long, default_value_t = 1)]
     jobs: usize,
     /// Per-request timeout of a process DUT, ms.

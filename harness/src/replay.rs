@@ -23,6 +23,13 @@ use crate::models::{self, ModelError};
 /// the caches between the models that make them and the sink that writes them.
 const CHUNK_EVENTS: usize = 8192;
 
+/// The `--jobs` from which decisions are formatted and written on a thread of their own.
+/// Below it the calling thread formats them between batches: with two threads on two cores,
+/// a third one only adds wake-ups (`--jobs 2`: 0.232 s with a writer thread, 0.210 s
+/// without; docs/performance.md). With more, it takes the formatting off the calling
+/// thread, whose share (flow lookup, models, formatting) is the one part that is serial.
+pub const WRITER_THREAD_JOBS: usize = 3;
+
 /// A trace: a manifest and its capture.
 #[derive(Clone, Debug)]
 pub struct Trace {
@@ -135,8 +142,8 @@ fn for_each_event_mut(
         // An events file, not a capture.
         return crate::events_in::for_each_event(trace, |e| sink(&mut { *e }));
     }
-    // With `jobs` > 1, `jobs` threads decode while the calling thread looks flows up and runs
-    // `sink` (models): the two share the cores.
+    // With `jobs` > 1, `jobs` threads decode — the calling thread among them, which also
+    // looks flows up and runs `sink` (models) whenever the next batch in order is decoded.
     let decoders = if jobs > 1 { jobs } else { 0 };
     // One pass when no pairing needs the whole capture first (receiver, switch port, or an
     // explicit [[flows]] pairing); two passes otherwise.
@@ -282,8 +289,9 @@ fn writer_gone() -> ReplayError {
 }
 
 /// Replay a trace through the reference model `spec`, passing every decision to `sink` in the
-/// documented order. `jobs` > 1 decodes the capture on `jobs` threads and runs `sink` on a
-/// thread of its own; the output is the same.
+/// documented order. `jobs` > 1 decodes the capture on `jobs` threads, the calling thread
+/// among them; with `jobs` ≥ [`WRITER_THREAD_JOBS`] `sink` also runs on a thread of its own.
+/// The output is the same.
 ///
 /// Each flow has its own model instance, fed its events as they come (in trace order per
 /// flow); at each chunk boundary every instance fires the timers due before the next chunk,
@@ -301,7 +309,7 @@ pub fn replay_reference(
         let mut dut = ModelDut::new(probe);
         return replay_duts(trace, &mut [&mut dut], jobs, |_, d| sink(d));
     }
-    if jobs <= 1 {
+    if jobs < WRITER_THREAD_JOBS {
         return replay_runs(trace, spec, jobs, ChunkSink::Here(&mut sink));
     }
     // Two chunks in turn: the writer writes one while the runs fill the other.

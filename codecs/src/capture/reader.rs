@@ -113,6 +113,8 @@ pub struct CaptureReader<S> {
     pcap: Option<PcapParser>,
     ng_big_endian: bool,
     interfaces: Vec<Interface>,
+    /// The pcap file header, to make readers that resume the capture elsewhere.
+    pcap_header: [u8; PCAP_HEADER_BYTES],
 }
 
 impl CaptureReader<StreamSource<File>> {
@@ -154,6 +156,7 @@ impl<S: Source> CaptureReader<S> {
             pcap: None,
             ng_big_endian: false,
             interfaces: Vec::new(),
+            pcap_header: [0; PCAP_HEADER_BYTES],
         };
         let avail = r.src.fill(4).map_err(|e| io_error(0, e))?;
         let magic = match *avail {
@@ -244,6 +247,51 @@ impl<S: Source> CaptureReader<S> {
         }
     }
 
+    /// A reader of the same classic pcap capture, resumed at a record boundary: `src` holds
+    /// the file from offset `offset` on, and its first record is frame `next_frame`. It frames
+    /// (and fails) exactly as this reader would from there, as long as `src` holds the file to
+    /// its end or at least every record read from it whole; several threads can so frame
+    /// parts of one file. `None` for pcapng, whose records depend on the blocks before them.
+    pub fn resume_pcap<T: Source>(
+        &self,
+        src: T,
+        offset: u64,
+        next_frame: u64,
+    ) -> Option<CaptureReader<T>> {
+        if !matches!(self.format, CaptureFormat::Pcap { .. }) {
+            return None;
+        }
+        let (_, parser) = PcapParser::new(&self.pcap_header).ok()?;
+        Some(CaptureReader {
+            src,
+            offset,
+            pending: 0,
+            next_frame,
+            mode: Mode::Pcap,
+            format: self.format,
+            pcap: Some(parser),
+            ng_big_endian: false,
+            interfaces: Vec::new(),
+            pcap_header: self.pcap_header,
+        })
+    }
+
+    /// The length of the classic pcap record whose header `header` starts with: its header and
+    /// captured bytes, as its captured length field says (not checked against anything).
+    /// `None` for pcapng, or when `header` is shorter than a record header.
+    pub fn pcap_record_bytes(&self, header: &[u8]) -> Option<u64> {
+        let CaptureFormat::Pcap { big_endian, .. } = self.format else {
+            return None;
+        };
+        let h = header.get(..PCAP_RECORD_HEADER_BYTES)?;
+        Some(PCAP_RECORD_HEADER_BYTES as u64 + u64::from(read_u32(h, 8, big_endian)))
+    }
+
+    /// The number of the frame the next record will be (from 1).
+    pub fn next_frame(&self) -> u64 {
+        self.next_frame
+    }
+
     fn read_pcap_header(&mut self) -> Result<(), CaptureError> {
         let avail = self
             .src
@@ -282,6 +330,8 @@ impl<S: Source> CaptureReader<S> {
             snaplen: header.snaplen,
             version: (header.version_major, header.version_minor),
         };
+        self.pcap_header
+            .copy_from_slice(&avail[..PCAP_HEADER_BYTES]);
         self.pcap = Some(parser);
         self.mode = Mode::Pcap;
         self.src.consume(PCAP_HEADER_BYTES);
