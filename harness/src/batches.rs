@@ -292,6 +292,13 @@ impl Spans<'_> {
                 Some(format!("reading the capture at offset {base}: {e}")),
             ),
             Ok(()) if start >= block_end => (Some((start, next_frame)), None),
+            // Only if the file changed under the reads (the block before ended short).
+            Ok(()) if start < base => (
+                None,
+                Some(format!(
+                    "the capture changed at offset {start} while it was read"
+                )),
+            ),
             Ok(()) => self.frame(
                 batch, &mut data, &mut len, base, block_end, start, next_frame,
             ),
