@@ -28,12 +28,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, mpsc};
 
 use ccreplay_codecs::capture::{
-    BlockSource, CaptureError, CaptureFormat, CaptureReader, LinkType, MAX_PACKET_BYTES, Record,
-    Source, StreamSource,
+    BlockSource, CaptureError, CaptureFormat, CaptureReader, LinkType, MAX_PACKET_BYTES,
+    PCAP_RECORD_HEADER_BYTES, Record, SliceSource, Source, StreamSource,
 };
-
-/// A classic pcap record header's length.
-const PCAP_RECORD_HEADER_BYTES: usize = 16;
 
 /// Bytes of a block read at once, and of the records framed into one batch.
 pub const BLOCK_BYTES: usize = 1 << 20;
@@ -108,33 +105,18 @@ impl Blocks<'_> {
 
     /// Reads block `k` (positioned: any number of threads at once).
     fn read(&self, k: u64, file_len: u64) -> io::Result<Block> {
-        let want = self.expected_len(k, file_len);
-        let mut data = lock(&self.pool).pop().unwrap_or_default();
-        if data.len() < want {
-            data.resize(want, 0);
+        let mut span = Span {
+            data: lock(&self.pool).pop().unwrap_or_default(),
+            len: 0,
+            base: k * self.block_bytes as u64,
+        };
+        if let Some(file) = self.file
+            && let Err(e) = span.read_to(file, file_len, self.expected_len(k, file_len))
+        {
+            lock(&self.pool).push(span.data);
+            return Err(e);
         }
-        let mut len = 0;
-        while len < want {
-            let Some(file) = self.file else { break };
-            match read_at(
-                file,
-                &mut data[len..want],
-                k * self.block_bytes as u64 + len as u64,
-            ) {
-                Ok(0) => break, // the file shrank: the capture ends here
-                Ok(n) => len += n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    lock(&self.pool).push(data);
-                    return Err(e);
-                }
-            }
-        }
-        Ok(Block(Arc::new(Buf {
-            data,
-            len,
-            pool: self.pool.clone(),
-        })))
+        Ok(span.into_block(&self.pool))
     }
 
     /// Reads the next unclaimed block if the read-ahead window allows; false if it did not.
@@ -201,7 +183,8 @@ struct Spans<'f> {
     chain: Mutex<Chain>,
     /// Signalled when a block's framing is done.
     turn: Condvar,
-    /// `Chain::framing`, to spin on without the lock.
+    /// The block framed next (every block before it is framed): changed under `chain`'s lock,
+    /// read without it to spin on.
     framing: AtomicU64,
 }
 
@@ -209,8 +192,6 @@ struct Spans<'f> {
 struct Chain {
     /// The next block to claim.
     next_claim: u64,
-    /// The block framed next: every block before it is framed.
-    framing: u64,
     /// File offset of its first record, and that record's frame number.
     start: u64,
     next_frame: u64,
@@ -224,33 +205,11 @@ struct Chain {
 const TURN_SPINS: u32 = 2_000;
 
 impl Spans<'_> {
-    fn file(&self) -> &File {
-        self.template.source().get_ref()
-    }
-
-    /// Reads the file's bytes from `base + *len` up to `base + upto` into `data[*len..]`
-    /// (fewer at the end of the file), advancing `len`. `data` keeps its length (and so its
-    /// initialized bytes) from block to block: it is only ever grown.
-    fn read_to(
-        &self,
-        data: &mut Vec<u8>,
-        len: &mut usize,
-        base: u64,
-        upto: usize,
-    ) -> io::Result<()> {
-        let upto = upto.min(self.file_len.saturating_sub(base) as usize);
-        if data.len() < upto {
-            data.resize(upto, 0);
-        }
-        while *len < upto {
-            match read_at(self.file(), &mut data[*len..upto], base + *len as u64) {
-                Ok(0) => break, // the file shrank: the capture ends here
-                Ok(n) => *len += n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(())
+    /// Reads `span` up to `upto` bytes past its base.
+    fn read(&self, span: &mut Span, upto: usize) -> Result<(), String> {
+        let at = span.base + span.len as u64;
+        span.read_to(self.template.source().get_ref(), self.file_len, upto)
+            .map_err(|source| CaptureError::Io { offset: at, source }.to_string())
     }
 
     /// Claims the next block, reads it, frames it in its turn into `batch`: `Some(k)` for
@@ -265,11 +224,13 @@ impl Spans<'_> {
             c.next_claim += 1;
             c.next_claim - 1
         };
-        let base = k * self.block_bytes as u64;
-        let mut data = lock(&self.pool).pop().unwrap_or_default();
-        let mut len = 0;
-        let read = self.read_to(&mut data, &mut len, base, self.block_bytes);
-        let block_end = base + len as u64;
+        let mut span = Span {
+            data: lock(&self.pool).pop().unwrap_or_default(),
+            len: 0,
+            base: k * self.block_bytes as u64,
+        };
+        let read = self.read(&mut span, self.block_bytes);
+        let block_end = span.base + span.len as u64;
         // Wait for block k - 1's framing.
         for _ in 0..TURN_SPINS {
             if self.framing.load(Ordering::Acquire) == k {
@@ -279,7 +240,8 @@ impl Spans<'_> {
         }
         let (start, next_frame, ended) = {
             let mut c = lock(&self.chain);
-            while c.framing != k {
+            // `framing` changes under the lock: no wake-up is lost.
+            while self.framing.load(Ordering::Acquire) != k {
                 c = self.turn.wait(c).unwrap_or_else(|e| e.into_inner());
             }
             (c.start, c.next_frame, c.ended)
@@ -287,21 +249,16 @@ impl Spans<'_> {
         batch.clear();
         let (next, error) = match read {
             _ if ended => (None, None),
-            Err(e) => (
-                None,
-                Some(format!("reading the capture at offset {base}: {e}")),
-            ),
+            Err(e) => (None, Some(e)),
             Ok(()) if start >= block_end => (Some((start, next_frame)), None),
             // Only if the file changed under the reads (the block before ended short).
-            Ok(()) if start < base => (
+            Ok(()) if start < span.base => (
                 None,
                 Some(format!(
                     "the capture changed at offset {start} while it was read"
                 )),
             ),
-            Ok(()) => self.frame(
-                batch, &mut data, &mut len, base, block_end, start, next_frame,
-            ),
+            Ok(()) => self.frame(batch, &mut span, block_end, start, next_frame),
         };
         {
             let mut c = lock(&self.chain);
@@ -312,45 +269,33 @@ impl Spans<'_> {
             if error.is_some() && !ended {
                 c.capture_error = error;
             }
-            c.framing = k + 1;
             self.framing.store(k + 1, Ordering::Release);
         }
         self.turn.notify_all();
         if batch.meta.is_empty() {
-            lock(&self.pool).push(data);
+            lock(&self.pool).push(span.data);
         } else {
-            batch.blocks.push(Block(Arc::new(Buf {
-                data,
-                len,
-                pool: self.pool.clone(),
-            })));
+            batch.blocks.push(span.into_block(&self.pool));
         }
         Some(k)
     }
 
-    /// Frames the records starting in `[start, block_end)` out of `data` (the file from
-    /// `base`), extending `data` with the rest of the last one. Returns where the next
-    /// block's framing starts (offset, frame number), or `None` with the error, if any, when
-    /// the capture ended.
-    #[allow(clippy::too_many_arguments)]
+    /// Frames the records starting in `[at, block_end)` out of `span`, reading the rest of
+    /// the last one into it. Returns where the next block's framing starts (offset, frame
+    /// number), or `None` with the error, if any, when the capture ended.
     fn frame(
         &self,
         batch: &mut RecordBatch,
-        data: &mut Vec<u8>,
-        len: &mut usize,
-        base: u64,
+        span: &mut Span,
         block_end: u64,
         mut at: u64,
         mut frame: u64,
     ) -> (Option<(u64, u64)>, Option<String>) {
         let mut extended = false;
         loop {
-            let rel = (at - base) as usize;
-            let Some(mut r) = self.template.resume_pcap(
-                ccreplay_codecs::capture::SliceSource::new(&data[rel..*len]),
-                at,
-                frame,
-            ) else {
+            let rel = (at - span.base) as usize;
+            let held = SliceSource::new(&span.data[rel..span.len]);
+            let Some(mut r) = self.template.resume_pcap(held, at, frame) else {
                 return (None, Some("not a classic pcap capture".into()));
             };
             let cut = loop {
@@ -361,14 +306,14 @@ impl Spans<'_> {
                 match r.next_record() {
                     None => return (None, None),
                     Some(Ok(rec)) => {
-                        let start = rec.data.as_ptr() as usize - data.as_ptr() as usize;
+                        let start = rec.data.as_ptr() as usize - span.data.as_ptr() as usize;
                         batch.push(&rec, 0, start);
                     }
                     // Cut by the end of the block, not of the file: read the rest of it.
                     Some(Err(
                         CaptureError::TruncatedRecordHeader { .. }
                         | CaptureError::TruncatedRecord { .. },
-                    )) if !extended && base + (*len as u64) < self.file_len => {
+                    )) if !extended && span.base + (span.len as u64) < self.file_len => {
                         break (from, r.next_frame());
                     }
                     Some(Err(e)) => return (None, Some(e.to_string())),
@@ -376,23 +321,58 @@ impl Spans<'_> {
             };
             (at, frame) = cut;
             extended = true;
-            let rel = (at - base) as usize;
-            let mut upto = rel + PCAP_RECORD_HEADER_BYTES;
-            let mut read = self.read_to(data, len, base, upto);
+            // The record's header, then as many bytes as it says (if it may say so).
+            let rel = (at - span.base) as usize;
+            let mut read = self.read(span, rel + PCAP_RECORD_HEADER_BYTES);
             if read.is_ok()
-                && let Some(total) = self.template.pcap_record_bytes(&data[rel..*len])
+                && let Some(total) = self.template.pcap_record_bytes(&span.data[rel..span.len])
                 && total <= (PCAP_RECORD_HEADER_BYTES + MAX_PACKET_BYTES) as u64
             {
-                upto = rel + total as usize;
-                read = self.read_to(data, len, base, upto);
+                read = self.read(span, rel + total as usize);
             }
             if let Err(e) = read {
-                return (
-                    None,
-                    Some(format!("reading the capture at offset {at}: {e}")),
-                );
+                return (None, Some(e));
             }
         }
+    }
+}
+
+/// A buffer holding the file's bytes from `base` on: `data[..len]`. `data` keeps its length
+/// (and so its initialized bytes) from use to use: it is only ever grown.
+struct Span {
+    data: Vec<u8>,
+    len: usize,
+    base: u64,
+}
+
+impl Span {
+    /// Reads the file's bytes up to `base + upto` (fewer past `file_len` or where the file
+    /// ends) after those held, with positioned reads (any number of threads at once).
+    fn read_to(&mut self, file: &File, file_len: u64, upto: usize) -> io::Result<()> {
+        let upto = upto.min(file_len.saturating_sub(self.base) as usize);
+        if self.data.len() < upto {
+            self.data.resize(upto, 0);
+        }
+        while self.len < upto {
+            let at = self.base + self.len as u64;
+            match read_at(file, &mut self.data[self.len..upto], at) {
+                Ok(0) => break, // the file shrank: the capture ends here
+                Ok(n) => self.len += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    /// The bytes held, as a block whose buffer goes back to `pool` when its last holder lets
+    /// go.
+    fn into_block(self, pool: &Pool) -> Block {
+        Block(Arc::new(Buf {
+            data: self.data,
+            len: self.len,
+            pool: pool.clone(),
+        }))
     }
 }
 
@@ -628,7 +608,6 @@ where
         pool: Pool::default(),
         chain: Mutex::new(Chain {
             next_claim: 0,
-            framing: 0,
             start: template.offset(),
             next_frame: template.next_frame(),
             ended: false,
@@ -677,7 +656,7 @@ where
     // Take the next batch from the framer into an output buffer: `Wait` when every buffer is
     // in flight (unless `wait` says to sleep until one comes back), `End` at the capture's end.
     let take = |batch: &mut RecordBatch, wait: bool| -> Take<T> {
-        if spans.is_none() && blocks.file.is_some() {
+        if blocks.file.is_some() {
             blocks.read_ahead(file_len);
         }
         let mut f = lock(&feed);

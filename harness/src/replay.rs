@@ -296,8 +296,9 @@ fn writer_gone() -> ReplayError {
 /// Each flow has its own model instance, fed its events as they come (in trace order per
 /// flow); at each chunk boundary every instance fires the timers due before the next chunk,
 /// and the chunk's decisions are written sorted by (time, flow, order within the flow). The
-/// models are a small part of the work (HPCC: ~20 M events/s): decoding the capture and
-/// writing the decisions are what `--jobs` spreads over threads.
+/// models are a small part of the work (HPCC: ~20 M events/s): reading and decoding the
+/// capture are what `--jobs` spreads over threads (and, from [`WRITER_THREAD_JOBS`], writing
+/// the decisions).
 pub fn replay_reference(
     trace: &Trace,
     spec: &ModelSpec,

@@ -202,9 +202,10 @@ fn replay_counts_and_jobs_invariance() {
     }
 }
 
-// More events than one replay chunk (8,192): with `--jobs` the chunks are written by a thread
-// of their own while the next one is replayed; the bytes are the same, and a sink that fails
-// stops the replay with its error.
+// More events than one replay chunk (8,192): the bytes are the same whether the chunks are
+// written on the replaying thread (`--jobs` 1 and 2) or by a thread of their own while the
+// next one is replayed (from `WRITER_THREAD_JOBS`), and a sink that fails stops the replay
+// with its error either way.
 #[test]
 fn jobs_invariance_across_chunks_and_sink_errors() {
     let dir = tmpdir("chunks");
@@ -213,8 +214,14 @@ fn jobs_invariance_across_chunks_and_sink_errors() {
     let trace = Trace::load(&m).unwrap();
     let one = decisions(&trace, 1);
     assert_eq!(one.iter().filter(|&&b| b == b'\n').count(), 16 * 600);
-    assert!(decisions(&trace, 2) == one, "--jobs 2 changed the output");
-    for jobs in [1, 2] {
+    let writer = replay::WRITER_THREAD_JOBS;
+    for jobs in [2, writer] {
+        assert!(
+            decisions(&trace, jobs) == one,
+            "--jobs {jobs} changed the output"
+        );
+    }
+    for jobs in [1, 2, writer] {
         let mut n = 0;
         let r = replay::replay_reference(&trace, &trace.manifest.models[0], jobs, |_| {
             n += 1;

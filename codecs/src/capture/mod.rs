@@ -48,6 +48,9 @@ pub use writer::PcapWriter;
 /// Largest captured length a record may have: 256 KiB, Wireshark's `WTAP_MAX_PACKET_SIZE_STANDARD`.
 pub const MAX_PACKET_BYTES: usize = 262_144;
 
+/// A classic pcap record header's length: seconds, sub-seconds, captured and original length.
+pub const PCAP_RECORD_HEADER_BYTES: usize = 16;
+
 /// Largest pcapng block the reader buffers (packet and interface blocks): 1 MiB. Other block
 /// types are skipped whatever their length.
 pub const MAX_BLOCK_BYTES: usize = 1 << 20;

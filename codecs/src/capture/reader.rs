@@ -16,8 +16,7 @@ use super::{
 
 /// pcap file header length.
 const PCAP_HEADER_BYTES: usize = 24;
-/// pcap record header length.
-const PCAP_RECORD_HEADER_BYTES: usize = 16;
+use super::PCAP_RECORD_HEADER_BYTES;
 /// pcapng block type + total length.
 const BLOCK_HEADER_BYTES: usize = 8;
 /// Smallest pcapng block: type, length, trailing length.
