@@ -1,0 +1,140 @@
+//! `ccreplay check`: every trace of a folder against its golden files.
+
+use std::io::{self, IsTerminal};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+
+use ccreplay::diff;
+use ccreplay::golden::{self, Outcome};
+
+use super::{Failure, ReportFormat, indent, write_atomic};
+
+#[derive(Args)]
+pub(crate) struct CheckArgs {
+    /// Folder of traces (capture + manifest pairs).
+    #[arg(default_value = "traces")]
+    pub(crate) dir: PathBuf,
+    /// Folder of golden files (`<trace>/<model>.jsonl`).
+    #[arg(long, default_value = "golden")]
+    pub(crate) golden: PathBuf,
+    /// Threads that read and decode each capture (see `replay --jobs`).
+    #[arg(long, default_value_t = 1)]
+    pub(crate) jobs: usize,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub(crate) format: ReportFormat,
+    /// Also write a JUnit XML report here.
+    #[arg(long)]
+    pub(crate) junit: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) html: ccreplay::report::HtmlArgs,
+}
+
+pub(crate) fn run(a: CheckArgs) -> Result<u8, Failure> {
+    let pb = if io::stderr().is_terminal() {
+        indicatif::ProgressBar::new_spinner()
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    pb.enable_steady_tick(Duration::from_millis(120));
+    let starting = |trace: &str, model: &str| pb.set_message(format!("checking {trace} / {model}"));
+    // With --report the same replays also feed the page (one pass).
+    let mut written = Vec::new();
+    let results = if a.html.report.is_some() {
+        ccreplay::report::write_check_report(&a.html, &a.dir, &a.golden, a.jobs, starting).map(
+            |(results, files)| {
+                written = files;
+                results
+            },
+        )
+    } else {
+        golden::check_all_with(&a.dir, &a.golden, a.jobs, starting)
+    };
+    pb.finish_and_clear();
+    let results = results.map_err(|e| {
+        Failure::input(
+            e,
+            "run from the repository root, or name the traces folder: ccreplay check DIR"
+                .to_string(),
+        )
+    })?;
+    let mut failed_input = false;
+    let mut suites = Vec::new();
+    let mut json = Vec::new();
+    for r in &results {
+        let label = format!("{} / {}", r.trace, r.model);
+        match &r.outcome {
+            Outcome::Compared { stats, .. }
+                if ccreplay::events_in::bad_lines(&stats.extract).is_some() =>
+            {
+                failed_input = true;
+                let e = ccreplay::events_in::bad_lines(&stats.extract).unwrap_or_default();
+                if a.format == ReportFormat::Text {
+                    println!("{:>8}  {label}: {e}", "ERROR");
+                }
+                json.push(serde_json::json!({"trace": r.trace, "model": r.model, "ok": false, "error": e}));
+            }
+            Outcome::Compared { report, stats } => {
+                let verdict = if report.ok() { "ok" } else { "DIFFERS" };
+                if a.format == ReportFormat::Text {
+                    println!(
+                        "{verdict:>8}  {label}: {} events, {} decisions, {} flows",
+                        stats.events,
+                        stats.decisions,
+                        stats.flows.flows.len()
+                    );
+                    if !report.ok() {
+                        print!("{}", indent(&diff::render_text(report, "golden", "replay")));
+                    }
+                }
+                json.push(serde_json::json!({"trace": r.trace, "model": r.model, "ok": report.ok(), "events": stats.events, "decisions": stats.decisions, "report": diff::render_json(report)}));
+                suites.push((label, report, diff::render_text(report, "golden", "replay")));
+            }
+            Outcome::MissingGolden(p) => {
+                if a.format == ReportFormat::Text {
+                    println!(
+                        "{:>8}  {label}: no golden file {} (create it with `ccreplay bless --trace {}`)",
+                        "MISSING",
+                        p.display(),
+                        r.trace
+                    );
+                }
+                json.push(serde_json::json!({"trace": r.trace, "model": r.model, "ok": false, "missing_golden": p}));
+            }
+            Outcome::Failed(e) => {
+                failed_input = true;
+                if a.format == ReportFormat::Text {
+                    println!("{:>8}  {label}: {e}", "ERROR");
+                }
+                json.push(serde_json::json!({"trace": r.trace, "model": r.model, "ok": false, "error": e}));
+            }
+        }
+    }
+    let ok = results.iter().filter(|r| r.ok()).count();
+    match a.format {
+        ReportFormat::Text => println!("{ok} of {} trace/model pairs conform", results.len()),
+        ReportFormat::Json => println!(
+            "{}",
+            serde_json::json!({"conform": ok, "total": results.len(), "results": json})
+        ),
+    }
+    if let Some(j) = &a.junit {
+        let refs: Vec<(String, &diff::DiffReport, String)> = suites
+            .iter()
+            .map(|(l, r, t)| (l.clone(), &***r, t.clone()))
+            .collect();
+        write_atomic(j, diff::render_junit(&refs).as_bytes())?;
+    }
+    for p in written {
+        eprintln!("ccreplay: wrote {}", p.display());
+    }
+    Ok(if failed_input {
+        2
+    } else if ok == results.len() {
+        0
+    } else {
+        1
+    })
+}

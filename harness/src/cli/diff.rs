@@ -1,0 +1,167 @@
+//! `ccreplay diff`: reference vs a DUT or a golden file on one trace.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use ccreplay::diff::{self, DiffOptions, Side, StateCompare, Tolerance};
+use ccreplay::dut::ModelDut;
+use ccreplay::golden;
+use ccreplay::replay;
+
+use super::{
+    Failure, Progress, ReportFormat, in_manifest, load_trace_args, make_dut, model_failure,
+    pick_model, report_extraction, write_atomic,
+};
+
+#[derive(Args)]
+pub(crate) struct DiffArgs {
+    /// A trace: its manifest (`.toml`) or its capture.
+    #[arg(required_unless_present = "events")]
+    pub(crate) trace: Option<PathBuf>,
+    /// Diff on this events file (JSON Lines, docs/protocol.md) instead of the trace's capture.
+    #[arg(long)]
+    pub(crate) events: Option<PathBuf>,
+    /// Reference model (default: the manifest's first).
+    #[arg(long)]
+    pub(crate) model: Option<String>,
+    /// The DUT: `model:NAME`, `process:COMMAND ARGS...`, `cabi:LIBRARY`.
+    #[arg(long, conflicts_with = "golden", required_unless_present = "golden")]
+    pub(crate) dut: Option<String>,
+    /// Compare a golden / decisions file with the reference instead of a DUT.
+    #[arg(long)]
+    pub(crate) golden: Option<PathBuf>,
+    /// Tolerance on a field: FIELD=abs:X or FIELD=rel:X (repeatable; state fields as state.NAME).
+    #[arg(long = "tol", value_parser = parse_tolerance)]
+    pub(crate) tolerances: Vec<Tolerance>,
+    /// Compare state too: `all`, or a comma-separated list of names (W,Wc,U).
+    #[arg(long)]
+    pub(crate) state: Option<String>,
+    /// Output format (default: text).
+    #[arg(long, value_enum, default_value = "text")]
+    pub(crate) format: ReportFormat,
+    /// Also write a JUnit XML report here.
+    #[arg(long)]
+    pub(crate) junit: Option<PathBuf>,
+    /// Threads that read and decode the capture for the reference side (see `replay --jobs`).
+    #[arg(long, default_value_t = 1)]
+    pub(crate) jobs: usize,
+    /// Per-request timeout of a process DUT, ms.
+    #[arg(long, default_value_t = 10_000)]
+    pub(crate) dut_timeout_ms: u64,
+    #[command(flatten)]
+    pub(crate) html: ccreplay::report::HtmlArgs,
+}
+
+pub(crate) fn parse_tolerance(s: &str) -> Result<Tolerance, String> {
+    s.parse()
+}
+
+pub(crate) fn state_compare(s: Option<&str>) -> StateCompare {
+    match s {
+        None => StateCompare::None,
+        Some("all") => StateCompare::All,
+        Some(list) => StateCompare::Fields(
+            list.split(',')
+                .map(|x| x.trim().to_string())
+                .filter(|x| !x.is_empty())
+                .collect(),
+        ),
+    }
+}
+
+pub(crate) fn run(a: DiffArgs) -> Result<u8, Failure> {
+    let trace = load_trace_args(a.trace.as_deref(), a.events.as_deref())?;
+    let mut extract_report = None;
+    let mut flows = None;
+    let spec = pick_model(&trace, a.model.as_deref())?.clone();
+    let mut reference = Side::default();
+    let mut pb = Progress::new(&format!("diff {}", trace.name()));
+    let other_name = match (&a.dut, &a.golden) {
+        (Some(s), _) => {
+            // One extraction feeds both sides.
+            let mut reference_dut = ModelDut::new(
+                replay::build_model(&trace, &spec).map_err(|e| model_failure(&trace, e))?,
+            );
+            let mut dut = make_dut(s, &trace, &spec, a.dut_timeout_ms)?;
+            let mut side = Side::default();
+            let stats =
+                replay::replay_pair(&trace, &mut reference_dut, dut.as_mut(), |is_ref, d| {
+                    pb.inc();
+                    if is_ref {
+                        reference.push(d)
+                    } else {
+                        side.push(d)
+                    }
+                })?;
+            extract_report = Some(stats.extract);
+            flows = Some(stats.flows);
+            Some((side, "dut"))
+        }
+        (None, Some(_)) => None,
+        (None, None) => return Err(Failure::input("give --dut or --golden", None)),
+    };
+    let (other, other_name) = match (other_name, &a.golden) {
+        (Some(x), _) => x,
+        (None, Some(g)) => {
+            let stats = replay::replay_reference(&trace, &spec, a.jobs, |d| {
+                pb.inc();
+                reference.push(d);
+                Ok(())
+            })
+            .map_err(in_manifest(&trace))?;
+            extract_report = Some(stats.extract);
+            flows = Some(stats.flows);
+            (
+                golden::read_golden(g).map_err(|e| Failure::input(e, None))?,
+                "golden",
+            )
+        }
+        (None, None) => return Err(Failure::input("give --dut or --golden", None)),
+    };
+    pb.finish();
+    let opts = DiffOptions {
+        tolerances: a.tolerances.clone(),
+        state: state_compare(a.state.as_deref()),
+    };
+    let mut report = diff::diff(&reference, &other, &opts);
+    if !report.ok() {
+        let evs = replay::divergence_events(&trace, &report, 3);
+        diff::attach_events(&mut report, 3, evs);
+    }
+    let text = diff::render_text(&report, "reference", other_name);
+    match a.format {
+        ReportFormat::Text => print!("{text}"),
+        ReportFormat::Json => println!("{}", diff::render_json(&report)),
+    }
+    if let Some(j) = &a.junit {
+        let name = format!("{} / {}", trace.name(), spec.name);
+        write_atomic(j, diff::render_junit(&[(name, &report, text)]).as_bytes())?;
+    }
+    let ctx = ccreplay::report::DiffContext {
+        trace: &trace,
+        model: &spec.name,
+        other_name,
+        other: a.dut.clone().unwrap_or_else(|| {
+            a.golden
+                .as_ref()
+                .map_or_else(String::new, |g| g.display().to_string())
+        }),
+        options: &opts,
+        flows: flows.as_ref(),
+    };
+    for p in ccreplay::report::write_diff_report(&a.html, &ctx, &report, &reference, &other)
+        .map_err(|e| Failure::input(e, None))?
+    {
+        eprintln!("ccreplay: wrote {}", p.display());
+    }
+    if let Some(r) = &extract_report {
+        report_extraction(&trace, r);
+    }
+    if ccreplay::events_in::is_events(&trace)
+        && extract_report.is_some_and(|r| ccreplay::events_in::report_bad_lines(&trace, &r))
+    {
+        return Ok(2);
+    }
+    Ok(if report.ok() { 0 } else { 1 })
+}

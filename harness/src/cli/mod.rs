@@ -1,0 +1,374 @@
+//! The command line, one file per command (harness.md 6). `main.rs` parses and dispatches;
+//! each `cli/<command>.rs` holds that command's arguments and what it does with them, using the
+//! library (`ccreplay::*`) for the work. This file holds what several commands share: the
+//! failure type and its exit status, trace and model lookup, DUT construction, decision output,
+//! progress and the extraction report on stderr.
+//!
+//! Exit status: 0 conformant / done, 1 differences found (or `--strict` malformed packets),
+//! 2 bad input or usage, 3 the DUT failed.
+
+pub mod bless;
+pub mod check;
+pub mod diff;
+pub mod import;
+pub mod inspect;
+pub mod replay;
+pub mod report;
+pub mod sim;
+
+use std::io::{self, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use clap::ValueEnum;
+
+use ccreplay::dut::cabi::CAbiDut;
+use ccreplay::dut::process::ProcessDut;
+use ccreplay::dut::{Dut, DutFlow, DutSetup, ModelDut};
+use ccreplay::models;
+use ccreplay::protocol;
+use ccreplay::replay::{ReplayError, Trace};
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ReportFormat {
+    Text,
+    Json,
+}
+
+/// A failure with its exit status and a one-line hint.
+pub(crate) struct Failure {
+    pub(crate) code: u8,
+    pub(crate) message: String,
+    pub(crate) hint: Option<String>,
+}
+
+impl Failure {
+    fn input(message: impl ToString, hint: impl Into<Option<String>>) -> Self {
+        Failure {
+            code: 2,
+            message: message.to_string(),
+            hint: hint.into(),
+        }
+    }
+}
+
+impl From<ReplayError> for Failure {
+    fn from(e: ReplayError) -> Self {
+        match &e {
+            ReplayError::Dut(_) => Failure {
+                code: 3,
+                message: e.to_string(),
+                hint: None,
+            },
+            ReplayError::Model(_) => Failure::input(
+                e,
+                "the model names above, their parameters in docs/models/".to_string(),
+            ),
+            ReplayError::Extract(_) => Failure::input(
+                e,
+                "the capture must be a pcap or pcapng file beside its manifest".to_string(),
+            ),
+            ReplayError::Io(_) => Failure::input(e, None),
+        }
+    }
+}
+
+pub(crate) fn load_trace(path: &Path) -> Result<Trace, Failure> {
+    Trace::load(path).map_err(|e| {
+        Failure::input(
+            e,
+            "a trace is a capture plus a manifest with the same stem; see docs/manifest.md"
+                .to_string(),
+        )
+    })
+}
+
+/// A model that cannot be built names the manifest that asked for it.
+pub(crate) fn in_manifest(trace: &Trace) -> impl Fn(ReplayError) -> Failure + '_ {
+    move |e| match e {
+        ReplayError::Model(m) => model_failure(trace, m),
+        e => e.into(),
+    }
+}
+
+pub(crate) fn model_failure(trace: &Trace, e: impl std::fmt::Display) -> Failure {
+    Failure::input(
+        format!("{}: {e}", trace.manifest_path.display()),
+        "fix its [[models]] entry: the model names above, their parameters in docs/models/"
+            .to_string(),
+    )
+}
+
+pub(crate) fn pick_model<'a>(
+    trace: &'a Trace,
+    name: Option<&str>,
+) -> Result<&'a ccreplay::manifest::ModelSpec, Failure> {
+    let models = &trace.manifest.models;
+    match name {
+        None => models
+            .first()
+            .ok_or_else(|| Failure::input("the manifest names no model", None)),
+        Some(n) => trace.model(n).ok_or_else(|| {
+            Failure::input(
+                format!(
+                    "{}: the manifest has no model `{n}`",
+                    trace.manifest_path.display()
+                ),
+                format!(
+                    "it has: {}",
+                    models
+                        .iter()
+                        .map(|m| m.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            )
+        }),
+    }
+}
+
+/// Build a DUT from `--dut`: `model:NAME` (in process), `process:COMMAND ARGS...` (JSON Lines
+/// over stdin/stdout), `cabi:LIBRARY` (a shared library with the C ABI).
+pub(crate) fn make_dut(
+    spec: &str,
+    trace: &Trace,
+    model: &ccreplay::manifest::ModelSpec,
+    timeout_ms: u64,
+) -> Result<Box<dyn Dut>, Failure> {
+    let (kind, rest) = spec.split_once(':').unwrap_or((spec, ""));
+    let setup = || -> Result<DutSetup, Failure> {
+        let (table, _) =
+            ccreplay::events_in::flow_table(trace).map_err(|e| Failure::input(e, None))?;
+        let flows = table
+            .flows
+            .iter()
+            .map(|f| DutFlow {
+                id: f.id,
+                local_ip: f.local_ip,
+                local_qp: f.local_qp.unwrap_or(0),
+                remote_ip: f.remote_ip,
+                remote_qp: f.remote_qp.unwrap_or(0),
+            })
+            .collect();
+        let params = serde_json::to_value(trace.manifest.model_params(model))
+            .map_err(|e| Failure::input(e, None))?;
+        Ok(DutSetup {
+            model: model.name.clone(),
+            params,
+            flows,
+            capture_point: trace.manifest.capture_point.kind().to_string(),
+        })
+    };
+    let dut_failed = |e: ccreplay::dut::DutError| Failure {
+        code: 3,
+        message: e.to_string(),
+        hint: None,
+    };
+    match kind {
+        "model" => {
+            let m = models::build(
+                rest,
+                &trace.manifest.model_params(&ccreplay::manifest::ModelSpec {
+                    name: rest.to_string(),
+                    params: model.params.clone(),
+                }),
+            )
+            .map_err(|e| Failure::input(e, None))?;
+            Ok(Box::new(ModelDut::new(m)))
+        }
+        "process" if !rest.trim().is_empty() => Ok(Box::new(
+            ProcessDut::spawn_command_line(rest, &setup()?, Duration::from_millis(timeout_ms))
+                .map_err(dut_failed)?,
+        )),
+        "cabi" if !rest.is_empty() => Ok(Box::new(
+            CAbiDut::load(Path::new(rest), &setup()?).map_err(dut_failed)?,
+        )),
+        _ => Err(Failure::input(
+            format!("cannot use `--dut {spec}`"),
+            "use model:NAME, process:COMMAND ARGS... or cabi:LIBRARY (docs/dut.md)".to_string(),
+        )),
+    }
+}
+
+/// Write decisions to a file atomically (temporary file, then rename) or to stdout.
+pub(crate) struct DecisionOut {
+    pub(crate) target: Option<PathBuf>,
+    pub(crate) tmp: Option<PathBuf>,
+    pub(crate) w: Box<dyn Write + Send>,
+    pub(crate) buf: Vec<u8>,
+    pub(crate) scratch: Vec<u8>,
+}
+
+impl DecisionOut {
+    fn new(target: Option<PathBuf>) -> Result<Self, Failure> {
+        match target {
+            None => Ok(DecisionOut {
+                target: None,
+                tmp: None,
+                // Not locked: the decisions may be written from another thread (`--jobs`),
+                // 64 KiB at a time.
+                w: Box::new(io::stdout()),
+                buf: Vec::with_capacity(1 << 16),
+                scratch: Vec::new(),
+            }),
+            Some(t) => {
+                // Atomic unless `t` is a device such as /dev/null (ccreplay::outfile).
+                let (f, tmp) = ccreplay::outfile::create(&t)
+                    .map_err(|e| Failure::input(format!("{}: {e}", t.display()), None))?;
+                Ok(DecisionOut {
+                    target: Some(t),
+                    tmp,
+                    w: Box::new(f),
+                    buf: Vec::with_capacity(1 << 16),
+                    scratch: Vec::new(),
+                })
+            }
+        }
+    }
+
+    fn push(&mut self, d: &ccreplay_reference_cc::Decision) -> io::Result<()> {
+        protocol::write_decision(&mut self.buf, d, &mut self.scratch);
+        if self.buf.len() >= (1 << 16) - 512 {
+            self.w.write_all(&self.buf)?;
+            self.buf.clear();
+        }
+        Ok(())
+    }
+
+    fn commit(mut self) -> io::Result<()> {
+        self.w.write_all(&self.buf)?;
+        self.w.flush()?;
+        if let Some(t) = &self.target {
+            ccreplay::outfile::commit(self.tmp.take(), t)?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for DecisionOut {
+    fn drop(&mut self) {
+        // A failed run leaves no half-written file.
+        if let Some(tmp) = self.tmp.take() {
+            let _ = std::fs::remove_file(tmp);
+        }
+    }
+}
+
+/// A progress count that reaches the bar in steps: indicatif reads the clock on every `inc`,
+/// which per decision costs more than formatting it.
+pub(crate) struct Progress {
+    pub(crate) bar: indicatif::ProgressBar,
+    pub(crate) pending: u64,
+}
+
+impl Progress {
+    fn new(label: &str) -> Self {
+        Progress {
+            bar: progress(label),
+            pending: 0,
+        }
+    }
+
+    fn inc(&mut self) {
+        self.pending += 1;
+        if self.pending == 4096 {
+            self.bar.inc(self.pending);
+            self.pending = 0;
+        }
+    }
+
+    fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
+}
+
+pub(crate) fn progress(label: &str) -> indicatif::ProgressBar {
+    if io::stderr().is_terminal() {
+        let pb = indicatif::ProgressBar::new_spinner();
+        pb.set_style(
+            indicatif::ProgressStyle::with_template("{spinner} {msg} {pos} decisions ({per_sec})")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+        );
+        pb.set_message(label.to_string());
+        pb
+    } else {
+        indicatif::ProgressBar::hidden()
+    }
+}
+
+/// What extraction skipped or adjusted, on stderr: each line names the capture, says what
+/// happened and what to do about it (issue 6.3).
+pub(crate) fn report_extraction(trace: &Trace, r: &ccreplay::extract::ExtractReport) {
+    if ccreplay::events_in::is_events(trace) {
+        return; // an events file reports its bad lines itself
+    }
+    let cap = trace.capture.display();
+    if r.malformed > 0 {
+        eprintln!(
+            "ccreplay: {cap}: {} malformed packet{} skipped (first: frame {})\n  hint: `ccreplay inspect {cap} --dialect {} --strict` shows each one with its layer and byte offset",
+            r.malformed,
+            plural(r.malformed),
+            r.malformed_examples
+                .first()
+                .map_or(String::new(), |(n, m)| format!("{n}: {m}")),
+            trace.manifest.dialect,
+        );
+    }
+    for (ip, qp, n) in &r.unpaired_acks {
+        eprintln!(
+            "ccreplay: {cap}: {n} ACK/NAK/CNP packet{} from {ip} to QP 0x{qp:06x} match no data flow\n  hint: add a [[flows]] pairing for it to {} (docs/manifest.md)",
+            plural(*n),
+            trace.manifest_path.display()
+        );
+    }
+    if r.snaplen_cut > 0 {
+        eprintln!(
+            "ccreplay: {cap}: {} packet{} cut by snaplen after their headers were replayed (payload length from the length fields)",
+            r.snaplen_cut,
+            plural(r.snaplen_cut)
+        );
+    }
+    if r.time_clamped > 0 {
+        eprintln!(
+            "ccreplay: {cap}: {} event{} had timestamps going backwards; fed at the previous time\n  hint: a merged or multi-interface capture out of order: sort it (e.g. `reordercap`)",
+            r.time_clamped,
+            plural(r.time_clamped)
+        );
+    }
+    if let Some(e) = &r.capture_error {
+        eprintln!(
+            "ccreplay: {cap}: the capture ends early: {e}\n  hint: the events before that point were replayed; was the file still being written or copied? Take it again once the capture has stopped"
+        );
+    }
+}
+
+/// "s" unless `n` is 1.
+pub(crate) fn plural(n: u64) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+/// The trace of `replay` / `diff`: TRACE, and `--events FILE` replacing its capture.
+pub(crate) fn load_trace_args(
+    trace: Option<&Path>,
+    events: Option<&Path>,
+) -> Result<Trace, Failure> {
+    match events {
+        None => load_trace(trace.unwrap_or(Path::new("-"))),
+        Some(_) => ccreplay::events_in::load(trace, events).map_err(|e| {
+            Failure::input(
+                e,
+                "an events trace is a manifest with `events = \"FILE\"` (docs/manifest.md)"
+                    .to_string(),
+            )
+        }),
+    }
+}
+
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Failure> {
+    ccreplay::outfile::write_atomic(path, bytes)
+        .map_err(|e| Failure::input(format!("{}: {e}", path.display()), None))
+}
+
+pub(crate) fn indent(s: &str) -> String {
+    s.lines().map(|l| format!("          {l}\n")).collect()
+}
