@@ -144,7 +144,10 @@ pub fn for_each_event(
     let path = &trace.capture;
     let f = File::open(path).map_err(|e| open_error(path, e))?;
     let mut r = BufReader::with_capacity(1 << 16, f);
-    let mut report = ExtractReport::default();
+    let mut report = ExtractReport {
+        events_file: true,
+        ..ExtractReport::default()
+    };
     let mut line = String::with_capacity(512);
     let mut line_no = 0u64;
     let mut last_t = 0u64;
@@ -185,6 +188,7 @@ pub fn for_each_event(
             Ok(ev) => ev,
             Err(msg) => {
                 report.malformed += 1;
+                report.skipped.add(crate::extract::Skip::Malformed);
                 if report.malformed_examples.len() < EXAMPLES {
                     report.malformed_examples.push((line_no, msg));
                 }
@@ -198,7 +202,13 @@ pub fn for_each_event(
         }
         last_t = ev.t_ns;
         seen = seen.max(ev.flow as usize + 1);
+        let f = ev.flow as usize;
+        if report.flow_events.len() <= f {
+            report.flow_events.resize(f + 1, 0);
+        }
+        report.flow_events[f] += 1;
         report.events += 1;
+        report.event_kinds.add(&ev.kind);
         sink(&ev);
     }
     if report.malformed > 0 && report.capture_error.is_none() {

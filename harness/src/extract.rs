@@ -44,34 +44,255 @@ pub struct FlowInfo {
     pub paired_by: &'static str,
 }
 
-/// What the extraction saw that did not become an event, by reason.
+/// Why a record did not become an event: the reasons partition the records that are not
+/// events, so `packets == events + skipped.total()` (issue 14.1). Text names in [`Skip::text`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Skip {
+    /// A PFC pause frame (MAC control).
+    Pfc,
+    /// UDP to a port other than the manifest's RoCEv2 port.
+    OtherUdpPort,
+    /// Neither RoCEv2 nor PFC (ARP, TCP, LLDP, ...).
+    NotRoce,
+    /// Decoding stopped before the headers congestion control reads.
+    Malformed,
+    /// RoCEv2 whose ICRC does not check: a NIC drops it, so no model sees it (wire.md 4).
+    BadIcrc,
+    /// RoCEv2 neither from nor to the capture point's host.
+    OtherHost,
+    /// RoCEv2 of the host in a direction the capture point does not replay (at a sender: data
+    /// to it, or ACK / NAK / CNP from it; at a receiver: data from it).
+    WrongDirection,
+    /// ACK / NAK / CNP a receiver sends: its output, not an input.
+    ReceiverFeedback,
+    /// Opcodes that are no congestion-control event (read requests and responses, atomics,
+    /// anything but data at a switch port).
+    NoCcEvent,
+    /// ACK / NAK / CNP whose direction pairs with no data flow.
+    UnpairedAck,
+    /// Data of no flow (a sender's manifest that lists flows without this one).
+    NoFlow,
+}
+
+impl Skip {
+    /// Every reason, in report order.
+    pub const ALL: [Skip; 11] = [
+        Skip::Pfc,
+        Skip::OtherUdpPort,
+        Skip::NotRoce,
+        Skip::Malformed,
+        Skip::BadIcrc,
+        Skip::OtherHost,
+        Skip::WrongDirection,
+        Skip::ReceiverFeedback,
+        Skip::NoCcEvent,
+        Skip::UnpairedAck,
+        Skip::NoFlow,
+    ];
+
+    /// The key in JSON, JUnit properties and reports.
+    pub fn key(self) -> &'static str {
+        match self {
+            Skip::Pfc => "pfc",
+            Skip::OtherUdpPort => "other_udp_port",
+            Skip::NotRoce => "not_roce",
+            Skip::Malformed => "malformed",
+            Skip::BadIcrc => "bad_icrc",
+            Skip::OtherHost => "other_host",
+            Skip::WrongDirection => "wrong_direction",
+            Skip::ReceiverFeedback => "receiver_feedback",
+            Skip::NoCcEvent => "no_cc_event",
+            Skip::UnpairedAck => "unpaired_ack",
+            Skip::NoFlow => "no_flow",
+        }
+    }
+
+    /// Words for a sentence ("12 PFC pause frames").
+    pub fn text(self) -> &'static str {
+        match self {
+            Skip::Pfc => "PFC pause frames",
+            Skip::OtherUdpPort => "UDP to another port",
+            Skip::NotRoce => "not RoCEv2",
+            Skip::Malformed => "malformed",
+            Skip::BadIcrc => "bad ICRC",
+            Skip::OtherHost => "of other hosts",
+            Skip::WrongDirection => "in a direction the capture point does not replay",
+            Skip::ReceiverFeedback => "ACK/NAK/CNP sent by the receiver",
+            Skip::NoCcEvent => "opcodes with no congestion-control event",
+            Skip::UnpairedAck => "ACK/NAK/CNP of no flow",
+            Skip::NoFlow => "data of no listed flow",
+        }
+    }
+
+    /// True for the reasons that are RoCEv2 packets.
+    pub fn is_roce(self) -> bool {
+        !matches!(self, Skip::Pfc | Skip::OtherUdpPort | Skip::NotRoce)
+    }
+}
+
+/// Records skipped, per [`Skip`] reason.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Skipped([u64; Skip::ALL.len()]);
+
+impl Skipped {
+    /// Records skipped for `why`.
+    pub fn get(&self, why: Skip) -> u64 {
+        self.0[why as usize]
+    }
+
+    /// Count one more.
+    #[inline]
+    pub fn add(&mut self, why: Skip) {
+        self.0[why as usize] += 1;
+    }
+
+    /// Count `n` more (events files: bad lines are `Malformed`).
+    pub fn add_n(&mut self, why: Skip, n: u64) {
+        self.0[why as usize] += n;
+    }
+
+    /// All skipped records.
+    pub fn total(&self) -> u64 {
+        self.0.iter().sum()
+    }
+
+    /// The reasons with a count, in report order.
+    pub fn nonzero(&self) -> impl Iterator<Item = (Skip, u64)> + '_ {
+        Skip::ALL
+            .iter()
+            .map(|&w| (w, self.get(w)))
+            .filter(|&(_, n)| n > 0)
+    }
+}
+
+/// Events made, per kind (harness.md 2).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EventCounts {
+    /// `tx_data`.
+    pub tx_data: u64,
+    /// `rx_ack`.
+    pub rx_ack: u64,
+    /// `rx_nak`.
+    pub rx_nak: u64,
+    /// `rx_cnp`.
+    pub rx_cnp: u64,
+    /// `rx_data`.
+    pub rx_data: u64,
+    /// `enqueue` and `dequeue`.
+    pub switch: u64,
+}
+
+impl EventCounts {
+    /// Count an event of this kind.
+    #[inline]
+    pub fn add(&mut self, kind: &EventKind) {
+        match kind {
+            EventKind::TxData { .. } => self.tx_data += 1,
+            EventKind::RxAck(_) => self.rx_ack += 1,
+            EventKind::RxNak(_) => self.rx_nak += 1,
+            EventKind::RxCnp => self.rx_cnp += 1,
+            EventKind::RxData { .. } => self.rx_data += 1,
+            _ => self.switch += 1,
+        }
+    }
+
+    /// (protocol name, count) of every kind with a count.
+    pub fn nonzero(&self) -> Vec<(&'static str, u64)> {
+        [
+            ("tx_data", self.tx_data),
+            ("rx_ack", self.rx_ack),
+            ("rx_nak", self.rx_nak),
+            ("rx_cnp", self.rx_cnp),
+            ("rx_data", self.rx_data),
+            ("dequeue", self.switch),
+        ]
+        .into_iter()
+        .filter(|&(_, n)| n > 0)
+        .collect()
+    }
+}
+
+/// How many distinct values the diagnostic tallies keep (UDP ports, other hosts).
+const TALLY_KEYS: usize = 64;
+
+/// What the extraction did with every record: events made, and records skipped by reason
+/// (issue 14.1). `packets == events + skipped.total()`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ExtractReport {
-    /// Records read.
+    /// The records are lines of an events file, not frames of a capture.
+    pub events_file: bool,
+    /// The capture point's host (none at a switch port or in an events file).
+    pub host: Option<IpAddr>,
+    /// Records read (lines, for an events file).
     pub packets: u64,
+    /// RoCEv2 packets among them (UDP to the manifest's port, decoded or not).
+    pub roce: u64,
     /// Events produced.
     pub events: u64,
-    /// Malformed packets (decode error), with the first few frame numbers.
+    /// Events by kind.
+    pub event_kinds: EventCounts,
+    /// Records skipped, by reason.
+    pub skipped: Skipped,
+    /// Malformed records (decode error); the same as `skipped.get(Skip::Malformed)`.
     pub malformed: u64,
     /// Frame numbers and messages of the first malformed packets.
     pub malformed_examples: Vec<(u64, String)>,
+    /// Frame numbers of the first packets with a bad ICRC.
+    pub bad_icrc_examples: Vec<u64>,
+    /// Malformed or bad-ICRC packets from or to the capture point's host (at a switch port:
+    /// every one): damage inside the replayed traffic, a warning on every run and an error
+    /// with `--strict`.
+    pub damaged_in_traffic: u64,
     /// Packets cut by snaplen after their headers: replayed (their payload length comes from
     /// the length fields).
     pub snaplen_cut: u64,
-    /// RoCEv2 packets neither from nor to the capture point's host.
+    /// RoCEv2 packets neither from nor to the capture point's host; the same as
+    /// `skipped.get(Skip::OtherHost)`.
     pub not_this_host: u64,
-    /// Non-RoCEv2 packets (PFC, other traffic).
-    pub not_roce: u64,
-    /// RoCEv2 packets that are no flow event at this capture point (read requests and
-    /// responses, ACKs at a receiver, ...).
-    pub other_opcodes: u64,
+    /// Senders of data among those packets, with their packet counts, most first (at most
+    /// 64 kept): where the host may be.
+    pub other_data_senders: Vec<(IpAddr, u64)>,
+    /// UDP destination ports of UDP packets not to the RoCEv2 port, most first (at most 64
+    /// kept).
+    pub other_udp_ports: Vec<(u16, u64)>,
     /// ACK / NAK / CNP directions that could not be paired with a data direction, with their
     /// packet counts: (remote IP, local QP, packets).
     pub unpaired_acks: Vec<(IpAddr, u32, u64)>,
+    /// Events per flow id.
+    pub flow_events: Vec<u64>,
     /// Events whose timestamp went backwards in the capture and were fed at the previous time.
     pub time_clamped: u64,
     /// The capture ended with a framing error.
     pub capture_error: Option<String>,
+}
+
+impl ExtractReport {
+    /// Count a skipped record.
+    #[inline]
+    fn skip(&mut self, why: Skip) {
+        self.skipped.add(why);
+        self.roce += why.is_roce() as u64;
+    }
+
+    /// (key, count) pairs of the accounting, in a stable order: what JSON, JUnit properties
+    /// and reports carry. Zero counts of skip reasons are left out.
+    pub fn accounting(&self) -> Vec<(&'static str, u64)> {
+        let mut v = vec![
+            ("frames", self.packets),
+            ("roce", self.roce),
+            ("events", self.events),
+            ("skipped", self.skipped.total()),
+        ];
+        v.extend(self.skipped.nonzero().map(|(w, n)| (w.key(), n)));
+        v
+    }
+}
+
+/// Sorted (most first, then by key) and capped tally.
+fn top<K: Copy + Ord + std::hash::Hash>(m: HashMap<K, u64>) -> Vec<(K, u64)> {
+    let mut v: Vec<(K, u64)> = m.into_iter().collect();
+    v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    v
 }
 
 /// Why events could not be extracted (exit status 2).
@@ -261,45 +482,50 @@ enum Seen<'a> {
     DataIn(IpAddr, &'a Roce<'a>),
     /// Switch port: data leaving the port (source IP, destination IP).
     PortData(IpAddr, IpAddr, &'a Roce<'a>),
-    /// Not a flow event here.
-    Other,
-    /// Neither from nor to the host.
-    NotThisHost,
+    /// Not RoCEv2.
+    NotRoce,
+    /// Not a flow event here, and why.
+    Skip(Skip),
 }
 
 fn classify<'a>(point: &CapturePoint, p: &'a Packet<'a>) -> Seen<'a> {
     let (Some(ip), Some(r)) = (&p.ip, &p.roce) else {
-        return Seen::Other;
+        return Seen::NotRoce;
     };
     let (src, dst) = (ip.addrs.src(), ip.addrs.dst());
     let op = r.bth.opcode();
+    let feedback = op.is_ack() || op.is_cnp();
     let Some(host) = point.host() else {
         // A switch port sees data of every flow that crosses it.
         return if op.is_data() {
             Seen::PortData(src, dst, r)
         } else {
-            Seen::Other
+            Seen::Skip(Skip::NoCcEvent)
         };
     };
+    if src != host && dst != host {
+        return Seen::Skip(Skip::OtherHost);
+    }
+    if !op.is_data() && !feedback {
+        return Seen::Skip(Skip::NoCcEvent);
+    }
     match point {
         CapturePoint::Sender { .. } => {
             if src == host && op.is_data() {
                 Seen::DataOut(dst, r)
-            } else if dst == host && (op.is_ack() || op.is_cnp()) {
+            } else if dst == host && feedback {
                 Seen::AckIn(src, r)
-            } else if src != host && dst != host {
-                Seen::NotThisHost
             } else {
-                Seen::Other
+                Seen::Skip(Skip::WrongDirection)
             }
         }
         CapturePoint::Receiver { .. } | CapturePoint::SwitchPort { .. } => {
             if dst == host && op.is_data() {
                 Seen::DataIn(src, r)
-            } else if src != host && dst != host {
-                Seen::NotThisHost
+            } else if src == host && feedback {
+                Seen::Skip(Skip::ReceiverFeedback)
             } else {
-                Seen::Other
+                Seen::Skip(Skip::WrongDirection)
             }
         }
     }
@@ -352,7 +578,8 @@ enum Dir {
 
 fn pass1_dir(rec: &Record<'_>, cfg: &DecodeConfig, point: &CapturePoint) -> Dir {
     let p = Packet::from_record(rec, cfg);
-    if !p.headers_complete() {
+    // The packets pass 2 skips pair nothing.
+    if !p.headers_complete() || icrc_fails(&p) {
         return Dir::Skip;
     }
     let seen = classify(point, &p);
@@ -643,10 +870,20 @@ enum What {
     Malformed {
         frame: u64,
         error: ccreplay_codecs::DecodeError,
+        /// UDP to the RoCEv2 port.
+        roce: bool,
+        /// From or to the capture point's host.
+        ours: bool,
     },
-    NotRoce,
-    Other,
-    NotThisHost,
+    BadIcrc {
+        frame: u64,
+        ours: bool,
+    },
+    /// UDP to another port.
+    OtherUdp(u16),
+    Skip(Skip),
+    /// Of another host: the data sender, if it is data.
+    OtherHost(Option<IpAddr>),
     /// A data packet of the flow (local IP at a switch port, remote IP, QP).
     Data {
         local: Option<IpAddr>,
@@ -660,13 +897,30 @@ enum What {
     },
 }
 
+/// The ICRC is checked wherever the capture holds it (not cut by snaplen): a NIC drops a
+/// packet whose ICRC fails, and a wrong dialect reads the shim as BTH and fails it (wire.md 4).
+#[inline]
+fn icrc_fails(p: &Packet<'_>) -> bool {
+    p.icrc_check()
+        .is_some_and(|(computed, found)| computed != found)
+}
+
+/// From or to the capture point's host (every packet at a switch port).
+fn ours(point: &CapturePoint, p: &Packet<'_>) -> bool {
+    match (point.host(), &p.ip) {
+        (None, _) => true,
+        (Some(h), Some(ip)) => ip.addrs.src() == h || ip.addrs.dst() == h,
+        (Some(_), None) => false,
+    }
+}
+
 /// Decode and classify one record.
 #[inline]
 fn pre_event(rec: &Record<'_>, cfg: &DecodeConfig, point: &CapturePoint) -> Pre {
     let p = Packet::from_record(rec, cfg);
     let mut pre = Pre {
         cut: false,
-        what: What::NotRoce,
+        what: What::Skip(Skip::NotRoce),
         ev: Event {
             t_ns: rec.ts_ns,
             flow: 0,
@@ -681,10 +935,24 @@ fn pre_event(rec: &Record<'_>, cfg: &DecodeConfig, point: &CapturePoint) -> Pre 
         pre.what = What::Malformed {
             frame: rec.frame_number,
             error,
+            roce: p.udp.is_some_and(|u| u.dst_port == cfg.udp_port),
+            ours: ours(point, &p),
         };
         return pre;
     }
     if p.roce.is_none() {
+        pre.what = match (p.pfc, p.udp) {
+            (Some(_), _) => What::Skip(Skip::Pfc),
+            (None, Some(u)) => What::OtherUdp(u.dst_port),
+            (None, None) => What::Skip(Skip::NotRoce),
+        };
+        return pre;
+    }
+    if icrc_fails(&p) {
+        pre.what = What::BadIcrc {
+            frame: rec.frame_number,
+            ours: ours(point, &p),
+        };
         return pre;
     }
     let ecn = p.ip.map_or(0, |ip| ip.ecn);
@@ -750,8 +1018,16 @@ fn pre_event(rec: &Record<'_>, cfg: &DecodeConfig, point: &CapturePoint) -> Pre 
                 },
             },
         ),
-        Seen::Other => (What::Other, EventKind::RxCnp),
-        Seen::NotThisHost => (What::NotThisHost, EventKind::RxCnp),
+        Seen::Skip(Skip::OtherHost) => (
+            What::OtherHost(
+                p.roce
+                    .filter(|r| r.bth.opcode().is_data())
+                    .and(p.ip.map(|ip| ip.addrs.src())),
+            ),
+            EventKind::RxCnp,
+        ),
+        Seen::Skip(why) => (What::Skip(why), EventKind::RxCnp),
+        Seen::NotRoce => (What::Skip(Skip::NotRoce), EventKind::RxCnp),
     };
     pre
 }
@@ -760,19 +1036,34 @@ fn pre_event(rec: &Record<'_>, cfg: &DecodeConfig, point: &CapturePoint) -> Pre 
 struct Apply<'t> {
     table: &'t mut FlowTable,
     report: ExtractReport,
-    index: Vec<u64>,
     unpaired: HashMap<(IpAddr, u32), u64>,
+    senders: HashMap<IpAddr, u64>,
+    ports: HashMap<u16, u64>,
     last_t: u64,
+}
+
+/// Count `key` in a tally that keeps at most [`TALLY_KEYS`] keys.
+fn tally<K: Eq + std::hash::Hash>(m: &mut HashMap<K, u64>, key: K) {
+    let n = m.len();
+    match m.get_mut(&key) {
+        Some(c) => *c += 1,
+        None if n < TALLY_KEYS => {
+            m.insert(key, 1);
+        }
+        None => {}
+    }
 }
 
 impl<'t> Apply<'t> {
     fn new(table: &'t mut FlowTable, mut report: ExtractReport) -> Self {
         report.capture_error = None;
+        report.flow_events = vec![0u64; table.flows.len()];
         Apply {
-            index: vec![0u64; table.flows.len()],
             table,
             report,
             unpaired: HashMap::default(),
+            senders: HashMap::default(),
+            ports: HashMap::default(),
             last_t: 0,
         }
     }
@@ -783,32 +1074,58 @@ impl<'t> Apply<'t> {
         report.packets += 1;
         report.snaplen_cut += pre.cut as u64;
         let flow = match pre.what {
-            What::Malformed { frame, ref error } => {
+            What::Malformed {
+                frame,
+                ref error,
+                roce,
+                ours,
+            } => {
                 report.malformed += 1;
+                report.skipped.add(Skip::Malformed);
+                report.roce += roce as u64;
+                report.damaged_in_traffic += ours as u64;
                 if report.malformed_examples.len() < 5 {
                     report.malformed_examples.push((frame, error.to_string()));
                 }
                 return;
             }
-            What::NotRoce => {
-                report.not_roce += 1;
+            What::BadIcrc { frame, ours } => {
+                report.skip(Skip::BadIcrc);
+                report.damaged_in_traffic += ours as u64;
+                if report.bad_icrc_examples.len() < 5 {
+                    report.bad_icrc_examples.push(frame);
+                }
                 return;
             }
-            What::Other => {
-                report.other_opcodes += 1;
+            What::OtherUdp(port) => {
+                report.skip(Skip::OtherUdpPort);
+                tally(&mut self.ports, port);
                 return;
             }
-            What::NotThisHost => {
+            What::OtherHost(sender) => {
+                report.skip(Skip::OtherHost);
                 report.not_this_host += 1;
+                if let Some(ip) = sender {
+                    tally(&mut self.senders, ip);
+                }
+                return;
+            }
+            What::Skip(why) => {
+                report.skip(why);
                 return;
             }
             What::Data { local, remote, qp } => match self.table.data_flow_mut(local, remote, qp) {
                 Some(flow) => flow,
-                None => return,
+                None => {
+                    report.skip(Skip::NoFlow);
+                    return;
+                }
             },
             What::Ack { remote, qp } => match self.table.ack_flow_mut(remote, qp) {
                 Some(flow) => flow,
                 None => {
+                    report.skip(Skip::UnpairedAck);
+                    // Two passes: pass 1 listed the unpaired directions already.
                     if self.table.grow.is_some() {
                         *self.unpaired.entry((remote, qp)).or_insert(0) += 1;
                     }
@@ -824,14 +1141,16 @@ impl<'t> Apply<'t> {
             ev.t_ns = self.last_t;
         }
         self.last_t = ev.t_ns;
-        if self.index.len() <= flow as usize {
-            self.index.resize(flow as usize + 1, 0);
+        if report.flow_events.len() <= flow as usize {
+            report.flow_events.resize(flow as usize + 1, 0);
         }
-        let i = &mut self.index[flow as usize];
+        let i = &mut report.flow_events[flow as usize];
         ev.flow = flow;
         ev.index = *i;
         *i += 1;
         report.events += 1;
+        report.roce += 1;
+        report.event_kinds.add(&ev.kind);
         sink(ev);
     }
 
@@ -844,6 +1163,8 @@ impl<'t> Apply<'t> {
             .collect();
         unpaired.sort();
         report.unpaired_acks.extend(unpaired);
+        report.other_data_senders = top(self.senders);
+        report.other_udp_ports = top(self.ports);
         report
     }
 }
@@ -883,6 +1204,8 @@ pub fn stream_events_jobs(
     mut sink: impl FnMut(&mut Event),
 ) -> Result<ExtractReport, ExtractError> {
     let mut reader = open_capture(capture)?;
+    let mut report = report;
+    report.host = point.host();
     let mut a = Apply::new(table, report);
     if workers == 0 {
         while let Some(rec) = reader.next_record() {

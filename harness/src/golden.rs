@@ -64,6 +64,9 @@ pub enum Outcome {
         report: Box<DiffReport>,
         /// The replay's counts.
         stats: Box<ReplayStats>,
+        /// What the replay found about its input (warnings only: an error makes the pair
+        /// `Failed`, never compared).
+        findings: Vec<crate::verdict::Finding>,
     },
     /// No golden file yet.
     MissingGolden(PathBuf),
@@ -138,6 +141,16 @@ fn check_one_visit(
         Ok(s) => s,
         Err(e) => return result(Outcome::Failed(e.to_string())),
     };
+    // Nothing compared is never a pass (issue 14.2).
+    let findings =
+        crate::verdict::assess(trace, model, &stats, crate::verdict::Strictness::default());
+    if let Some(f) = findings.iter().find(|f| f.is_error()) {
+        let hint = f
+            .hint
+            .as_deref()
+            .map_or(String::new(), |h| format!(" (hint: {h})"));
+        return result(Outcome::Failed(format!("{}{hint}", f.message)));
+    }
     let mut report = diff::diff(&golden, &actual, &golden_options());
     if !report.ok() {
         let events = replay::divergence_events(trace, &report, 3);
@@ -146,6 +159,7 @@ fn check_one_visit(
     let r = result(Outcome::Compared {
         report: Box::new(report),
         stats: Box::new(stats),
+        findings,
     });
     let sides = Sides {
         trace,
@@ -299,13 +313,32 @@ pub fn bless(
                 .into_inner()
                 .map_err(|e| e.into_error())
                 .and_then(|f| f.sync_all());
-            if let Err(source) = res {
+            let stats = match res {
+                Ok(stats) => stats,
+                Err(source) => {
+                    cleanup(&staged);
+                    return Err(BlessError::Replay {
+                        trace: trace.name(),
+                        model: spec.name.clone(),
+                        source: Box::new(source),
+                    });
+                }
+            };
+            // A golden file of nothing would make every later check pass on nothing.
+            let findings = crate::verdict::assess(
+                &trace,
+                &spec.name,
+                &stats,
+                crate::verdict::Strictness::default(),
+            );
+            if let Some(f) = findings.into_iter().find(|f| f.is_error()) {
                 cleanup(&staged);
-                return Err(BlessError::Replay {
-                    trace: trace.name(),
-                    model: spec.name.clone(),
-                    source: Box::new(source),
-                });
+                return Err(BlessError::Manifest(format!(
+                    "{} / {}: {}",
+                    trace.name(),
+                    spec.name,
+                    f.message
+                )));
             }
             if let Err(e) = flushed {
                 cleanup(&staged);

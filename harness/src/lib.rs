@@ -22,3 +22,4 @@ pub mod protocol;
 pub mod replay;
 pub mod report;
 pub mod sim;
+pub mod verdict;

@@ -51,7 +51,30 @@ impl Trace {
             path.with_extension("toml")
         };
         let manifest = Manifest::load(&manifest_path)?;
-        let capture = manifest.capture_path(&manifest_path);
+        let mut capture = manifest.capture_path(&manifest_path);
+        if manifest_path != path {
+            // The file named is the file used (issue 14.4): a capture given on the command
+            // line is the one replayed, and a manifest that names another is an error.
+            let named = manifest
+                .events
+                .as_ref()
+                .map(|e| ("events", e))
+                .or(manifest.capture.as_ref().map(|c| ("capture", c)));
+            if let Some((key, value)) = named
+                && !same_file(&capture, path)
+            {
+                return Err(ManifestError::Invalid {
+                    path: manifest_path.clone(),
+                    message: format!(
+                        "`{key} = \"{value}\"` names {}, not {} given on the command line: \
+                         replay the manifest itself, or make its `{key}` name this file",
+                        capture.display(),
+                        path.display()
+                    ),
+                });
+            }
+            capture = path.to_path_buf();
+        }
         Ok(Trace {
             manifest_path,
             manifest,
@@ -69,6 +92,15 @@ impl Trace {
     /// The manifest's model of this name.
     pub fn model(&self, name: &str) -> Option<&ModelSpec> {
         self.manifest.models.iter().find(|m| m.name == name)
+    }
+}
+
+/// True when `a` and `b` are the same file: the same canonical path when both exist, else the
+/// same path as written.
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => a == b,
     }
 }
 

@@ -76,20 +76,30 @@ pub(crate) fn run(a: CheckArgs) -> Result<u8, Failure> {
                 }
                 json.push(serde_json::json!({"trace": r.trace, "model": r.model, "ok": false, "error": e}));
             }
-            Outcome::Compared { report, stats } => {
+            Outcome::Compared {
+                report,
+                stats,
+                findings,
+            } => {
                 let verdict = if report.ok() { "ok" } else { "DIFFERS" };
+                let account = ccreplay::verdict::Accounting {
+                    report: &stats.extract,
+                };
                 if a.format == ReportFormat::Text {
                     println!(
-                        "{verdict:>8}  {label}: {} events, {} decisions, {} flows",
-                        stats.events,
-                        stats.decisions,
-                        stats.flows.flows.len()
+                        "{verdict:>8}  {label}: {} decisions, {} flows\n          {}",
+                        ccreplay::verdict::n(stats.decisions),
+                        stats.flows.flows.len(),
+                        account.line()
                     );
+                    for f in findings {
+                        println!("{:>8}  {label}: {}", "warning", f.message);
+                    }
                     if !report.ok() {
                         print!("{}", indent(&diff::render_text(report, "golden", "replay")));
                     }
                 }
-                json.push(serde_json::json!({"trace": r.trace, "model": r.model, "ok": report.ok(), "events": stats.events, "decisions": stats.decisions, "report": diff::render_json(report)}));
+                json.push(serde_json::json!({"trace": r.trace, "model": r.model, "ok": report.ok(), "events": stats.events, "decisions": stats.decisions, "accounting": account.json(), "warnings": findings.iter().map(|f| &f.message).collect::<Vec<_>>(), "report": diff::render_json(report)}));
                 suites.push((label, report, diff::render_text(report, "golden", "replay")));
             }
             Outcome::MissingGolden(p) => {

@@ -10,8 +10,8 @@ use ccreplay::golden;
 use ccreplay::replay;
 
 use super::{
-    Failure, Progress, ReportFormat, in_manifest, load_trace_args, make_dut, model_failure,
-    pick_model, report_extraction, write_atomic,
+    Failure, Progress, ReportFormat, accounting, in_manifest, judge_input, load_trace_args,
+    make_dut, model_failure, pick_model, report_extraction, write_atomic,
 };
 
 #[derive(Args)]
@@ -49,6 +49,10 @@ pub(crate) struct DiffArgs {
     /// Per-request timeout of a process DUT, ms.
     #[arg(long, default_value_t = 10_000)]
     pub(crate) dut_timeout_ms: u64,
+    /// Malformed or bad-ICRC packets of the replayed traffic are an error (exit 2), not a
+    /// warning.
+    #[arg(long)]
+    pub(crate) strict: bool,
     #[command(flatten)]
     pub(crate) html: ccreplay::report::HtmlArgs,
 }
@@ -72,12 +76,10 @@ pub(crate) fn state_compare(s: Option<&str>) -> StateCompare {
 
 pub(crate) fn run(a: DiffArgs) -> Result<u8, Failure> {
     let trace = load_trace_args(a.trace.as_deref(), a.events.as_deref())?;
-    let mut extract_report = None;
-    let mut flows = None;
     let spec = pick_model(&trace, a.model.as_deref())?.clone();
     let mut reference = Side::default();
     let mut pb = Progress::new(&format!("diff {}", trace.name()));
-    let other_name = match (&a.dut, &a.golden) {
+    let (mut stats, other, other_name) = match (&a.dut, &a.golden) {
         (Some(s), _) => {
             // One extraction feeds both sides.
             let mut reference_dut = ModelDut::new(
@@ -94,15 +96,8 @@ pub(crate) fn run(a: DiffArgs) -> Result<u8, Failure> {
                         side.push(d)
                     }
                 })?;
-            extract_report = Some(stats.extract);
-            flows = Some(stats.flows);
-            Some((side, "dut"))
+            (stats, side, "dut")
         }
-        (None, Some(_)) => None,
-        (None, None) => return Err(Failure::input("give --dut or --golden", None)),
-    };
-    let (other, other_name) = match (other_name, &a.golden) {
-        (Some(x), _) => x,
         (None, Some(g)) => {
             let stats = replay::replay_reference(&trace, &spec, a.jobs, |d| {
                 pb.inc();
@@ -110,16 +105,29 @@ pub(crate) fn run(a: DiffArgs) -> Result<u8, Failure> {
                 Ok(())
             })
             .map_err(in_manifest(&trace))?;
-            extract_report = Some(stats.extract);
-            flows = Some(stats.flows);
-            (
-                golden::read_golden(g).map_err(|e| Failure::input(e, None))?,
-                "golden",
-            )
+            let golden = golden::read_golden(g).map_err(|e| Failure::input(e, None))?;
+            (stats, golden, "golden")
         }
         (None, None) => return Err(Failure::input("give --dut or --golden", None)),
     };
     pb.finish();
+    // The reference's decisions: what "nothing compared" is judged on.
+    stats.decisions = reference.len() as u64;
+    report_extraction(&trace, &stats.extract);
+    let bad_lines = ccreplay::events_in::is_events(&trace)
+        && ccreplay::events_in::report_bad_lines(&trace, &stats.extract);
+    let account = accounting(&stats.extract);
+    if let Err(f) = judge_input(&trace, &spec.name, &stats, a.strict, true) {
+        // Never a verdict on nothing: the error in place of CONFORMANT.
+        match a.format {
+            ReportFormat::Text => println!("ERROR: {}\n{}", f.message, account.line()),
+            ReportFormat::Json => println!(
+                "{}",
+                serde_json::json!({"ok": false, "error": f.message, "hint": f.hint, "accounting": account.json()})
+            ),
+        }
+        return Err(f);
+    }
     let opts = DiffOptions {
         tolerances: a.tolerances.clone(),
         state: state_compare(a.state.as_deref()),
@@ -129,10 +137,21 @@ pub(crate) fn run(a: DiffArgs) -> Result<u8, Failure> {
         let evs = replay::divergence_events(&trace, &report, 3);
         diff::attach_events(&mut report, 3, evs);
     }
-    let text = diff::render_text(&report, "reference", other_name);
+    let text = format!(
+        "{}{}: {}\n",
+        diff::render_text(&report, "reference", other_name),
+        trace.capture.display(),
+        account.line()
+    );
     match a.format {
         ReportFormat::Text => print!("{text}"),
-        ReportFormat::Json => println!("{}", diff::render_json(&report)),
+        ReportFormat::Json => {
+            let mut j = diff::render_json(&report);
+            if let Some(o) = j.as_object_mut() {
+                o.insert("accounting".to_string(), account.json());
+            }
+            println!("{j}")
+        }
     }
     if let Some(j) = &a.junit {
         let name = format!("{} / {}", trace.name(), spec.name);
@@ -148,19 +167,15 @@ pub(crate) fn run(a: DiffArgs) -> Result<u8, Failure> {
                 .map_or_else(String::new, |g| g.display().to_string())
         }),
         options: &opts,
-        flows: flows.as_ref(),
+        flows: Some(&stats.flows),
+        extract: Some(&stats.extract),
     };
     for p in ccreplay::report::write_diff_report(&a.html, &ctx, &report, &reference, &other)
         .map_err(|e| Failure::input(e, None))?
     {
         eprintln!("ccreplay: wrote {}", p.display());
     }
-    if let Some(r) = &extract_report {
-        report_extraction(&trace, r);
-    }
-    if ccreplay::events_in::is_events(&trace)
-        && extract_report.is_some_and(|r| ccreplay::events_in::report_bad_lines(&trace, &r))
-    {
+    if bad_lines {
         return Ok(2);
     }
     Ok(if report.ok() { 0 } else { 1 })

@@ -28,6 +28,7 @@ use ccreplay::dut::{Dut, DutFlow, DutSetup, ModelDut};
 use ccreplay::models;
 use ccreplay::protocol;
 use ccreplay::replay::{ReplayError, Trace};
+use ccreplay::verdict::{self, Finding};
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(crate) enum ReportFormat {
@@ -75,11 +76,28 @@ impl From<ReplayError> for Failure {
 
 pub(crate) fn load_trace(path: &Path) -> Result<Trace, Failure> {
     Trace::load(path).map_err(|e| {
-        Failure::input(
-            e,
-            "a trace is a capture plus a manifest with the same stem; see docs/manifest.md"
-                .to_string(),
-        )
+        // The hint fits the failure: a missing manifest can be written by `init`; a bad one
+        // is named with its key and line by the message itself.
+        let hint = match &e {
+            ccreplay::manifest::ManifestError::Io { source, .. }
+                if source.kind() == io::ErrorKind::NotFound =>
+            {
+                let capture = if path.extension().is_some_and(|x| x == "toml") {
+                    path.with_extension("pcap")
+                } else {
+                    path.to_path_buf()
+                };
+                Some(format!(
+                    "a trace is a capture plus a manifest with the same stem: `ccreplay init {}` writes one from what the capture shows (docs/manifest.md)",
+                    capture.display()
+                ))
+            }
+            ccreplay::manifest::ManifestError::Io { .. } => None,
+            ccreplay::manifest::ManifestError::Invalid { .. } => {
+                Some("docs/manifest.md lists every key, which are required and their defaults".to_string())
+            }
+        };
+        Failure::input(e, hint)
     })
 }
 
@@ -303,17 +321,6 @@ pub(crate) fn report_extraction(trace: &Trace, r: &ccreplay::extract::ExtractRep
         return; // an events file reports its bad lines itself
     }
     let cap = trace.capture.display();
-    if r.malformed > 0 {
-        eprintln!(
-            "ccreplay: {cap}: {} malformed packet{} skipped (first: frame {})\n  hint: `ccreplay inspect {cap} --dialect {} --strict` shows each one with its layer and byte offset",
-            r.malformed,
-            plural(r.malformed),
-            r.malformed_examples
-                .first()
-                .map_or(String::new(), |(n, m)| format!("{n}: {m}")),
-            trace.manifest.dialect,
-        );
-    }
     for (ip, qp, n) in &r.unpaired_acks {
         eprintln!(
             "ccreplay: {cap}: {n} ACK/NAK/CNP packet{} from {ip} to QP 0x{qp:06x} match no data flow\n  hint: add a [[flows]] pairing for it to {} (docs/manifest.md)",
@@ -340,6 +347,56 @@ pub(crate) fn report_extraction(trace: &Trace, r: &ccreplay::extract::ExtractRep
             "ccreplay: {cap}: the capture ends early: {e}\n  hint: the events before that point were replayed; was the file still being written or copied? Take it again once the capture has stopped"
         );
     }
+}
+
+/// The accounting of a replay (every record: used, or skipped and why) and what
+/// [`verdict::assess`] found, on stderr; a finding that is an error comes back as the run's
+/// failure (exit status 2: nothing compared is never a pass). `quiet` drops the accounting
+/// line, not the findings.
+pub(crate) fn judge_input(
+    trace: &Trace,
+    model: &str,
+    stats: &ccreplay::replay::ReplayStats,
+    strict: bool,
+    quiet: bool,
+) -> Result<Vec<Finding>, Failure> {
+    let findings = verdict::assess(trace, model, stats, verdict::Strictness { strict });
+    if !quiet {
+        eprintln!(
+            "ccreplay: {}: {}",
+            trace.capture.display(),
+            accounting(&stats.extract).line()
+        );
+    }
+    print_findings(&findings);
+    match findings.iter().find(|f| f.is_error()) {
+        Some(f) => Err(Failure {
+            code: 2,
+            message: f.message.clone(),
+            hint: f.hint.clone(),
+        }),
+        None => Ok(findings),
+    }
+}
+
+/// Warnings and all errors but the first (which the caller returns as its failure).
+pub(crate) fn print_findings(findings: &[Finding]) {
+    let first_error = findings.iter().position(|f| f.is_error());
+    for (i, f) in findings.iter().enumerate() {
+        if Some(i) == first_error {
+            continue;
+        }
+        let tag = if f.is_error() { "error" } else { "warning" };
+        eprintln!("ccreplay: {tag}: {}", f.message);
+        if let Some(h) = &f.hint {
+            eprintln!("  hint: {h}");
+        }
+    }
+}
+
+/// The accounting of an extraction report.
+pub(crate) fn accounting(r: &ccreplay::extract::ExtractReport) -> verdict::Accounting<'_> {
+    verdict::Accounting { report: r }
 }
 
 /// "s" unless `n` is 1.

@@ -7,8 +7,8 @@ use clap::Args;
 use ccreplay::replay;
 
 use super::{
-    DecisionOut, Failure, Progress, in_manifest, load_trace_args, make_dut, pick_model, plural,
-    report_extraction,
+    DecisionOut, Failure, Progress, in_manifest, judge_input, load_trace_args, make_dut,
+    pick_model, plural, report_extraction,
 };
 
 #[derive(Args)]
@@ -40,6 +40,10 @@ pub(crate) struct ReplayArgs {
     /// Per-request timeout of a process DUT, ms.
     #[arg(long, default_value_t = 10_000)]
     pub(crate) dut_timeout_ms: u64,
+    /// Malformed or bad-ICRC packets of the replayed traffic are an error (exit 2), not a
+    /// warning.
+    #[arg(long)]
+    pub(crate) strict: bool,
 }
 
 pub(crate) fn run(a: ReplayArgs) -> Result<u8, Failure> {
@@ -67,11 +71,13 @@ pub(crate) fn run(a: ReplayArgs) -> Result<u8, Failure> {
         }
     };
     pb.finish();
-    out.commit()
-        .map_err(|e| Failure::input(format!("writing decisions: {e}"), None))?;
     let bad_lines = ccreplay::events_in::is_events(&trace)
         && ccreplay::events_in::report_bad_lines(&trace, &stats.extract);
     report_extraction(&trace, &stats.extract);
+    // Nothing replayed is an error, and leaves no decisions file behind.
+    judge_input(&trace, &spec.name, &stats, a.strict, false)?;
+    out.commit()
+        .map_err(|e| Failure::input(format!("writing decisions: {e}"), None))?;
     if let Some(path) = &a.out {
         eprintln!(
             "ccreplay: {} events, {} decisions, {} flow{} -> {}",

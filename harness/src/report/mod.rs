@@ -326,7 +326,7 @@ pub fn check_all(
 ) -> Result<(Vec<golden::CheckResult>, Vec<CheckEntry>), String> {
     let mut compared = Vec::new();
     let results = golden::check_all_visit(traces_dir, golden_dir, jobs, starting, |r, s| {
-        if let golden::Outcome::Compared { report, stats } = &r.outcome {
+        if let golden::Outcome::Compared { report, stats, .. } = &r.outcome {
             compared.push(comparison(r, report, stats, s, max_charts));
         }
     })?;
@@ -378,6 +378,13 @@ fn comparison(
                     stats.decisions,
                     stats.flows.flows.len()
                 ),
+            ),
+            (
+                "accounting".into(),
+                crate::verdict::Accounting {
+                    report: &stats.extract,
+                }
+                .line(),
             ),
         ],
         flow_labels: flow_labels(&stats.flows),
@@ -843,6 +850,8 @@ pub struct DiffContext<'a> {
     pub options: &'a diff::DiffOptions,
     /// The flows the extraction found (labels of the table), when known.
     pub flows: Option<&'a crate::extract::FlowTable>,
+    /// What the extraction did with every record, when known.
+    pub extract: Option<&'a crate::extract::ExtractReport>,
 }
 
 /// Write the HTML report of a diff to `html.report` (nothing when it is `None`).
@@ -885,6 +894,12 @@ pub fn write_diff_report(
             diff::StateCompare::Fields(f) => f.join(","),
         },
     ));
+    if let Some(report) = ctx.extract {
+        details.push((
+            "accounting".into(),
+            crate::verdict::Accounting { report }.line(),
+        ));
+    }
     let meta = Meta {
         title: format!("{} / {}", ctx.trace.name(), ctx.model),
         reference_name: "reference".into(),

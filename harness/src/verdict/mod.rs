@@ -1,0 +1,455 @@
+//! What a run must show before its verdict can be trusted (issue 14): the accounting of every
+//! record read — used as an event, or skipped and why — and the checks that turn an empty or
+//! damaged comparison into an error instead of a pass.
+//!
+//! Role: `replay`, `diff`, `check` and the reports call [`assess`] after a replay and print
+//! what it finds; [`Accounting`] is the one rendering of the counts (text, JSON, key/value
+//! properties) that all of them carry. It may use the extraction's report, the trace and its
+//! manifest; it runs no replay of its own and prints nothing.
+
+use std::fmt::Write as _;
+
+use crate::extract::{ExtractReport, Skip};
+use crate::manifest::CapturePoint;
+use crate::replay::{ReplayStats, Trace};
+
+/// How bad a finding is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Severity {
+    /// Printed on every run; the verdict stands.
+    Warning,
+    /// The verdict cannot be trusted: exit status 2, never CONFORMANT.
+    Error,
+}
+
+/// One thing a run found about its own input.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Finding {
+    /// Warning or error.
+    pub severity: Severity,
+    /// What happened, one sentence with the counts.
+    pub message: String,
+    /// The likeliest cause and what to change.
+    pub hint: Option<String>,
+}
+
+impl Finding {
+    fn error(message: String, hint: Option<String>) -> Self {
+        Finding {
+            severity: Severity::Error,
+            message,
+            hint,
+        }
+    }
+
+    fn warning(message: String, hint: Option<String>) -> Self {
+        Finding {
+            severity: Severity::Warning,
+            message,
+            hint,
+        }
+    }
+
+    /// True for an error.
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+}
+
+/// Options of [`assess`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Strictness {
+    /// Malformed or bad-ICRC packets inside the replayed traffic are an error, not a warning.
+    pub strict: bool,
+}
+
+/// The event kinds a model makes decisions on (docs/models/): with none of them in a trace,
+/// no decision is expected; with some and no decision, something is wrong.
+pub fn model_inputs(model: &str) -> &'static [&'static str] {
+    match model {
+        "dcqcn" | "dcqcn-nic" | "dcqcn-ns3" => &["rx_cnp"],
+        "dcqcn-np" | "rcc-receiver" | "fncc-receiver" => &["rx_data"],
+        "dcqcn-cp" => &["dequeue"],
+        "hpcc" | "hpcc-ns3" | "fncc" | "rcc-sender" | "rcc" => &["rx_ack", "rx_nak"],
+        _ => &[],
+    }
+}
+
+/// The counts of a replayed trace, as every output renders them.
+pub struct Accounting<'a> {
+    /// The trace's extraction report.
+    pub report: &'a ExtractReport,
+}
+
+impl Accounting<'_> {
+    fn is_events(&self) -> bool {
+        self.report.events_file
+    }
+
+    /// One line: "2,700 frames: 2,690 RoCEv2, 2,672 events (tx_data 1,338, rx_ack 1,334);
+    /// 28 skipped: 10 PFC pause frames, 18 of other hosts".
+    pub fn line(&self) -> String {
+        let r = self.report;
+        let mut s = String::new();
+        if self.is_events() {
+            let _ = write!(s, "{} lines: {} events", n(r.packets), n(r.events));
+        } else {
+            let _ = write!(
+                s,
+                "{} frames: {} RoCEv2, {} events",
+                n(r.packets),
+                n(r.roce),
+                n(r.events)
+            );
+        }
+        let kinds = r.event_kinds.nonzero();
+        if !kinds.is_empty() {
+            s.push_str(" (");
+            for (i, (k, c)) in kinds.iter().enumerate() {
+                let _ = write!(s, "{}{k} {}", if i > 0 { ", " } else { "" }, n(*c));
+            }
+            s.push(')');
+        }
+        let skipped = r.skipped.total();
+        if skipped == 0 {
+            s.push_str("; none skipped");
+        } else {
+            let _ = write!(s, "; {} skipped: ", n(skipped));
+            for (i, (why, c)) in r.skipped.nonzero().enumerate() {
+                let text = match (why, self.is_events()) {
+                    (Skip::Malformed, true) => "bad lines",
+                    (Skip::OtherHost, false) => &match r.host {
+                        Some(h) => format!("of other hosts than {h}"),
+                        None => why.text().to_string(),
+                    },
+                    _ => why.text(),
+                };
+                let _ = write!(s, "{}{} {text}", if i > 0 { ", " } else { "" }, n(c));
+            }
+        }
+        s
+    }
+
+    /// The counts as a JSON object: `frames`, `roce`, `events`, `event_kinds`, `skipped`
+    /// (by reason key).
+    pub fn json(&self) -> serde_json::Value {
+        let r = self.report;
+        let kinds: serde_json::Map<String, serde_json::Value> = r
+            .event_kinds
+            .nonzero()
+            .into_iter()
+            .map(|(k, c)| (k.to_string(), c.into()))
+            .collect();
+        let skipped: serde_json::Map<String, serde_json::Value> = r
+            .skipped
+            .nonzero()
+            .map(|(w, c)| (w.key().to_string(), c.into()))
+            .collect();
+        serde_json::json!({
+            "frames": r.packets,
+            "roce": r.roce,
+            "events": r.events,
+            "event_kinds": kinds,
+            "skipped_total": r.skipped.total(),
+            "skipped": skipped,
+        })
+    }
+
+    /// Key/value pairs (JUnit properties, report tables), keys prefixed `accounting.`.
+    pub fn properties(&self) -> Vec<(String, String)> {
+        let r = self.report;
+        let mut v = vec![
+            ("accounting.frames".to_string(), r.packets.to_string()),
+            ("accounting.roce".to_string(), r.roce.to_string()),
+            ("accounting.events".to_string(), r.events.to_string()),
+        ];
+        for (k, c) in r.event_kinds.nonzero() {
+            v.push((format!("accounting.events.{k}"), c.to_string()));
+        }
+        v.push((
+            "accounting.skipped".to_string(),
+            r.skipped.total().to_string(),
+        ));
+        for (w, c) in r.skipped.nonzero() {
+            v.push((format!("accounting.skipped.{}", w.key()), c.to_string()));
+        }
+        v
+    }
+}
+
+/// A count with thousands separators, as the messages print them.
+pub fn n(x: u64) -> String {
+    let digits = x.to_string();
+    let mut s = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            s.push(',');
+        }
+        s.push(c);
+    }
+    s
+}
+
+fn host(trace: &Trace) -> String {
+    trace
+        .manifest
+        .capture_point
+        .host()
+        .map_or_else(|| "the port".to_string(), |h| h.to_string())
+}
+
+/// Why a trace gave no events (or none of the kind a model needs): the likeliest cause,
+/// computed from what the extraction skipped, as (what happened, what to change).
+pub fn likely_cause(trace: &Trace, r: &ExtractReport) -> (String, String) {
+    let m = &trace.manifest;
+    let manifest = trace.manifest_path.display();
+    if crate::events_in::is_events(trace) {
+        return if r.packets == 0 {
+            (
+                format!("{} has no events", trace.capture.display()),
+                "an events file holds one JSON event per line (docs/protocol.md)".to_string(),
+            )
+        } else {
+            (
+                format!(
+                    "all {} lines of {} are bad",
+                    n(r.packets),
+                    trace.capture.display()
+                ),
+                "each bad line is named above with its number".to_string(),
+            )
+        };
+    }
+    if r.packets == 0 {
+        return (
+            format!("{} holds no packets", trace.capture.display()),
+            "was the capture still being written, or filtered to nothing?".to_string(),
+        );
+    }
+    if r.roce == 0 {
+        if let Some(&(port, count)) = r.other_udp_ports.first() {
+            return (
+                format!(
+                    "none of the {} frames is RoCEv2 to UDP port {}; {} are UDP to port {port}",
+                    n(r.packets),
+                    m.network.udp_port,
+                    n(count)
+                ),
+                format!(
+                    "if port {port} carries RoCEv2, set `network.udp_port = {port}` in {manifest}"
+                ),
+            );
+        }
+        let pfc = r.skipped.get(Skip::Pfc);
+        return (
+            format!(
+                "none of the {} frames is RoCEv2 ({} PFC pause frames, {} other)",
+                n(r.packets),
+                n(pfc),
+                n(r.packets - pfc - r.malformed)
+            ),
+            "capture the RoCEv2 traffic itself: UDP to port 4791 (docs/manifest.md)".to_string(),
+        );
+    }
+    let damaged = r.skipped.get(Skip::Malformed) + r.skipped.get(Skip::BadIcrc);
+    let other_host = r.skipped.get(Skip::OtherHost);
+    let wrong_dir = r.skipped.get(Skip::WrongDirection) + r.skipped.get(Skip::ReceiverFeedback);
+    let unpaired = r.skipped.get(Skip::UnpairedAck) + r.skipped.get(Skip::NoFlow);
+    let biggest = [damaged, other_host, wrong_dir, unpaired]
+        .into_iter()
+        .max()
+        .unwrap_or(0);
+    if biggest == 0 {
+        return (
+            format!(
+                "its {} RoCEv2 packets carry no congestion-control event (reads, atomics)",
+                n(r.roce)
+            ),
+            "replay a capture of SEND / WRITE traffic with its ACKs".to_string(),
+        );
+    }
+    if biggest == damaged {
+        return (
+            format!(
+                "{} of the {} RoCEv2 packets are malformed or fail their ICRC when read as dialect `{}`",
+                n(damaged),
+                n(r.roce),
+                m.dialect
+            ),
+            format!(
+                "the manifest's dialect (or [int] layout) is likely wrong: `ccreplay inspect {}` without --dialect detects it; set `dialect` in {manifest}",
+                trace.capture.display()
+            ),
+        );
+    }
+    if biggest == other_host {
+        let h = host(trace);
+        let senders = r
+            .other_data_senders
+            .iter()
+            .take(3)
+            .map(|(ip, c)| format!("{ip} ({} packets)", n(*c)))
+            .collect::<Vec<_>>();
+        let what = if other_host == r.roce {
+            format!("all {} RoCEv2 packets", n(r.roce))
+        } else {
+            format!("{} of the {} RoCEv2 packets", n(other_host), n(r.roce))
+        };
+        return (
+            format!("{what} are neither from nor to {h}"),
+            if senders.is_empty() {
+                format!("check `capture_point.host` in {manifest}")
+            } else {
+                format!(
+                    "data is sent by {}: check `capture_point.host` in {manifest}",
+                    senders.join(", ")
+                )
+            },
+        );
+    }
+    if biggest == wrong_dir {
+        let h = host(trace);
+        let (kind, other) = match m.capture_point {
+            CapturePoint::Sender { .. } => ("sender", "receiver"),
+            _ => ("receiver", "sender"),
+        };
+        return (
+            format!(
+                "{} RoCEv2 packets of {h} go the way a {other} sees them, not a {kind}",
+                n(wrong_dir)
+            ),
+            format!("check `capture_point.kind` in {manifest} (is {h} the {other}?)"),
+        );
+    }
+    (
+        format!(
+            "{} ACK/NAK/CNP or data packets belong to no flow",
+            n(unpaired)
+        ),
+        format!("check the [[flows]] entries of {manifest} against `ccreplay inspect`'s flow list"),
+    )
+}
+
+/// What a replay of `model` on `trace` found about its own input: errors make the verdict
+/// untrustworthy (exit status 2), warnings are printed on every run.
+pub fn assess(trace: &Trace, model: &str, stats: &ReplayStats, opt: Strictness) -> Vec<Finding> {
+    let r = &stats.extract;
+    let mut out = Vec::new();
+    let name = trace.capture.display();
+    // 1. Nothing compared is never a pass.
+    if stats.events == 0 {
+        // The cause, alone: listed flows and damaged packets follow from it.
+        let (what, hint) = likely_cause(trace, r);
+        out.push(Finding::error(
+            format!("{name}: no events to replay: {what}"),
+            Some(hint),
+        ));
+        return out;
+    }
+    if stats.decisions == 0 {
+        let inputs = model_inputs(model);
+        let kinds = r.event_kinds.nonzero();
+        let present = kinds.iter().any(|(k, _)| inputs.contains(k));
+        let have = kinds
+            .iter()
+            .map(|(k, c)| format!("{k} {}", n(*c)))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let message = format!(
+            "{name}: {model} made no decisions on {} events ({have}): nothing to compare",
+            n(stats.events)
+        );
+        let hint = if present || inputs.is_empty() {
+            "the model's parameters may keep it from reacting; see docs/models/".to_string()
+        } else {
+            let (what, fix) = likely_cause(trace, r);
+            format!(
+                "{model} decides on {}, and the trace has none: {what}; {fix}",
+                inputs.join(" / ")
+            )
+        };
+        out.push(Finding::error(message, Some(hint)));
+    }
+    // 2. A flow the manifest lists that never appears.
+    if !crate::events_in::is_events(trace)
+        && matches!(trace.manifest.capture_point, CapturePoint::Sender { .. })
+    {
+        for (i, f) in trace.manifest.flows.iter().enumerate() {
+            let id = stats
+                .flows
+                .data_flow(f.remote_ip, f.remote_qp)
+                .or_else(|| stats.flows.ack_flow(f.remote_ip, f.local_qp));
+            let events = id.map_or(0, |id| r.flow_events.get(id as usize).copied().unwrap_or(0));
+            if events == 0 {
+                let host_note = match trace.manifest.capture_point.host() {
+                    Some(h) if h != f.local_ip => {
+                        format!(
+                            " (its local_ip {} is not capture_point.host {h})",
+                            f.local_ip
+                        )
+                    }
+                    _ => String::new(),
+                };
+                out.push(Finding::error(
+                    format!(
+                        "{name}: [[flows]] entry {} ({} QP 0x{:06x} -> {} QP 0x{:06x}) never appears in the capture{host_note}",
+                        i + 1,
+                        f.local_ip,
+                        f.local_qp,
+                        f.remote_ip,
+                        f.remote_qp
+                    ),
+                    Some(format!(
+                        "fix or remove it in {}; `ccreplay inspect {name}` lists the flows the capture holds",
+                        trace.manifest_path.display()
+                    )),
+                ));
+            }
+        }
+    }
+    // 3. Damage inside the replayed traffic.
+    if r.damaged_in_traffic > 0 && !crate::events_in::is_events(trace) {
+        let mut first = Vec::new();
+        if let Some((f, m)) = r.malformed_examples.first() {
+            first.push(format!("malformed: frame {f}: {m}"));
+        }
+        if let Some(f) = r.bad_icrc_examples.first() {
+            first.push(format!("bad ICRC: frame {f}"));
+        }
+        let message = format!(
+            "{name}: {} malformed or bad-ICRC packet{} of the replayed traffic skipped (first {})",
+            n(r.damaged_in_traffic),
+            if r.damaged_in_traffic == 1 { "" } else { "s" },
+            first.join("; ")
+        );
+        let hint = Some(format!(
+            "`ccreplay inspect {name} --dialect {} --strict` shows each one with its layer and byte offset{}",
+            trace.manifest.dialect,
+            if opt.strict {
+                ""
+            } else {
+                "; --strict makes this an error"
+            }
+        ));
+        out.push(if opt.strict {
+            Finding::error(message, hint)
+        } else {
+            Finding::warning(message, hint)
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thousands_are_separated() {
+        assert_eq!(n(0), "0");
+        assert_eq!(n(999), "999");
+        assert_eq!(n(1000), "1,000");
+        assert_eq!(n(2672), "2,672");
+        assert_eq!(n(1_234_567), "1,234,567");
+    }
+}
