@@ -47,19 +47,23 @@ fn caplen(pcap: &[u8], record_at: usize) -> usize {
 
 #[test]
 fn a_capture_cut_mid_record_is_named_with_the_record_and_a_hint() {
-    // Keep record 1 whole and 100 bytes of record 2's frame.
+    // Keep records 1-2000 whole (data and ACKs of every flow) and 100 bytes of record 2001's
+    // frame.
     let dir = trace(
         "cut",
         |p| {
-            let rec2 = FRAME1 + caplen(p, 24);
-            p.truncate(rec2 + 16 + 100);
+            let mut at = 24;
+            for _ in 0..2000 {
+                at += 16 + caplen(p, at);
+            }
+            p.truncate(at + 16 + 100);
         },
         |m| m,
     );
     let (code, err) = ccreplay(&["replay", "t.toml", "-o", "out.jsonl"], &dir);
     assert_eq!(code, 0, "{err}");
     assert!(
-        err.contains("t.pcap: the capture ends early: record 2"),
+        err.contains("t.pcap: the capture ends early: record 2001"),
         "{err}"
     );
     assert!(
@@ -79,7 +83,9 @@ fn a_malformed_packet_is_skipped_and_named_by_frame_with_the_inspect_command() {
     let (code, err) = ccreplay(&["replay", "t.toml", "-o", "out.jsonl"], &dir);
     assert_eq!(code, 0, "{err}");
     assert!(
-        err.contains("t.pcap: 1 malformed packet skipped (first: frame 1: "),
+        err.contains(
+            "t.pcap: 1 malformed or bad-ICRC packet of the replayed traffic skipped (first malformed: frame 1: "
+        ),
         "{err}"
     );
     assert!(

@@ -182,7 +182,7 @@ pub fn n(x: u64) -> String {
     let digits = x.to_string();
     let mut s = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             s.push(',');
         }
         s.push(c);
@@ -288,7 +288,7 @@ pub fn likely_cause(trace: &Trace, r: &ExtractReport) -> (String, String) {
             .other_data_senders
             .iter()
             .take(3)
-            .map(|(ip, c)| format!("{ip} ({} packets)", n(*c)))
+            .map(|(ip, c)| format!("{ip} ({} packet{})", n(*c), if *c == 1 { "" } else { "s" }))
             .collect::<Vec<_>>();
         let what = if other_host == r.roce {
             format!("all {} RoCEv2 packets", n(r.roce))
@@ -359,7 +359,12 @@ pub fn assess(trace: &Trace, model: &str, stats: &ReplayStats, opt: Strictness) 
             "{name}: {model} made no decisions on {} events ({have}): nothing to compare",
             n(stats.events)
         );
-        let hint = if present || inputs.is_empty() {
+        let hint = if let Some(e) = &r.capture_error {
+            format!(
+                "the capture ends early after {} frames ({e}): take it again once the capture has stopped",
+                n(r.packets)
+            )
+        } else if present || inputs.is_empty() {
             "the model's parameters may keep it from reacting; see docs/models/".to_string()
         } else {
             let (what, fix) = likely_cause(trace, r);

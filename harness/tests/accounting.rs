@@ -1,0 +1,299 @@
+//! A green verdict accounts for every packet (issue 14.1-14.4): every record of a capture is an
+//! event or skipped for a named reason, and a run that compared nothing is an error, never
+//! CONFORMANT.
+//!
+//! `tests/fixtures/accounting.pcap` is written by `make_fixtures.py` (scapy), which tags each
+//! packet with what it must become and writes the tallies of those tags to
+//! `accounting.counts.json`: the counts asserted here come from there, not from this code.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use ccreplay::extract::{ExtractReport, Skip};
+use ccreplay::replay::{Trace, for_each_event_jobs};
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn counts() -> serde_json::Value {
+    let text = std::fs::read_to_string(repo().join("tests/fixtures/accounting.counts.json"))
+        .expect("accounting.counts.json");
+    serde_json::from_str(&text).unwrap()
+}
+
+/// The accounting fixture in a fresh folder as `t.pcap`, with a manifest `t.toml` at sender
+/// `host`, in `dialect`, with `extra` appended (e.g. `[[flows]]`).
+fn trace(name: &str, host: &str, dialect: &str, udp_port: u16, extra: &str) -> PathBuf {
+    let dir =
+        std::env::temp_dir().join(format!("ccreplay-accounting-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(
+        repo().join("tests/fixtures/accounting.pcap"),
+        dir.join("t.pcap"),
+    )
+    .unwrap();
+    let manifest = format!(
+        r#"dialect = "{dialect}"
+
+[capture_point]
+kind = "sender"
+host = "{host}"
+
+[network]
+link_rate_bps = 100_000_000_000
+base_rtt_ns = 8_000
+mtu_bytes = 1000
+udp_port = {udp_port}
+
+[[models]]
+name = "dcqcn-nic"
+
+[source]
+kind = "captured"
+generator = "tests/fixtures/make_fixtures.py"
+{extra}"#
+    );
+    std::fs::write(dir.join("t.toml"), manifest).unwrap();
+    dir
+}
+
+const FLOW: &str = r#"
+[[flows]]
+local_ip = "10.0.0.1"
+local_qp = 0x000101
+remote_ip = "10.0.0.2"
+remote_qp = 0x000102
+"#;
+
+fn ccreplay(args: &[&str], cwd: &Path) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_ccreplay"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn report(dir: &Path, jobs: usize) -> ExtractReport {
+    let trace = Trace::load(&dir.join("t.toml")).unwrap();
+    let (_, r) = for_each_event_jobs(&trace, jobs, |_| {}).unwrap();
+    r
+}
+
+#[test]
+fn every_record_is_an_event_or_skipped_for_its_reason() {
+    let c = counts();
+    // Both extraction modes (pairing by a first pass; [[flows]] in one pass) and 1-2 threads.
+    for (mode, extra) in [("pass1", ""), ("flows", FLOW)] {
+        let dir = trace(mode, "10.0.0.1", "roce", 4791, extra);
+        for jobs in [1, 2] {
+            let r = report(&dir, jobs);
+            let what = format!("{mode}, --jobs {jobs}");
+            assert_eq!(r.packets, c["frames"], "{what}: frames");
+            assert_eq!(r.roce, c["roce"], "{what}: RoCEv2");
+            assert_eq!(r.events, c["events"], "{what}: events");
+            assert_eq!(r.event_kinds.tx_data, c["event_kinds"]["tx_data"], "{what}");
+            assert_eq!(r.event_kinds.rx_ack, c["event_kinds"]["rx_ack"], "{what}");
+            assert_eq!(r.event_kinds.rx_nak, c["event_kinds"]["rx_nak"], "{what}");
+            assert_eq!(r.event_kinds.rx_cnp, c["event_kinds"]["rx_cnp"], "{what}");
+            for why in Skip::ALL {
+                let want = c["skipped"][why.key()].as_u64().unwrap_or(0);
+                assert_eq!(r.skipped.get(why), want, "{what}: skipped {}", why.key());
+            }
+            // The partition: nothing read is unaccounted for.
+            assert_eq!(r.events + r.skipped.total(), r.packets, "{what}");
+            assert_eq!(r.damaged_in_traffic, c["damaged_in_traffic"], "{what}");
+            assert_eq!(
+                r.other_data_senders,
+                vec![("10.0.0.7".parse().unwrap(), 1)],
+                "{what}"
+            );
+            assert_eq!(r.other_udp_ports, vec![(53, 2)], "{what}");
+            assert_eq!(
+                r.unpaired_acks,
+                vec![("10.0.0.5".parse().unwrap(), 0x000555, 1)],
+                "{what}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_accounting_is_printed_by_replay_diff_and_check() {
+    let dir = trace("printed", "10.0.0.1", "roce", 4791, FLOW);
+    let (code, _, err) = ccreplay(&["replay", "t.toml", "-o", "d.jsonl"], &dir);
+    assert_eq!(code, 0, "{err}");
+    let line = "t.pcap: 19 frames: 15 RoCEv2, 7 events (tx_data 3, rx_ack 2, rx_nak 1, rx_cnp 1); \
+                12 skipped: 1 PFC pause frames, 2 UDP to another port, 1 not RoCEv2, 1 malformed, \
+                1 bad ICRC, 2 of other hosts than 10.0.0.1, 2 in a direction the capture point \
+                does not replay, 1 opcodes with no congestion-control event, 1 ACK/NAK/CNP of no flow";
+    assert!(err.contains(line), "{err}");
+    // Damage inside the flow is a warning on every run...
+    assert!(
+        err.contains("warning: t.pcap: 2 malformed or bad-ICRC packets of the replayed traffic"),
+        "{err}"
+    );
+    // ... and an error with --strict, which writes nothing.
+    let (code, _, err) = ccreplay(&["replay", "t.toml", "-o", "s.jsonl", "--strict"], &dir);
+    assert_eq!(code, 2, "{err}");
+    assert!(!dir.join("s.jsonl").exists());
+
+    let (code, out, err) = ccreplay(
+        &[
+            "diff",
+            "t.toml",
+            "--dut",
+            "model:dcqcn-nic",
+            "--format",
+            "json",
+        ],
+        &dir,
+    );
+    assert_eq!(code, 0, "{err}");
+    let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(j["accounting"]["frames"], 19);
+    assert_eq!(j["accounting"]["roce"], 15);
+    assert_eq!(j["accounting"]["events"], 7);
+    assert_eq!(j["accounting"]["skipped_total"], 12);
+    assert_eq!(j["accounting"]["skipped"]["other_udp_port"], 2);
+    assert_eq!(j["accounting"]["skipped"]["unpaired_ack"], 1);
+}
+
+#[test]
+fn a_wrong_host_is_an_error_naming_the_host_that_sends() {
+    let dir = trace("host", "10.9.9.9", "roce", 4791, "");
+    let (code, _, err) = ccreplay(&["replay", "t.toml", "-o", "d.jsonl"], &dir);
+    assert_eq!(code, 2, "{err}");
+    // 15 RoCEv2 packets: the malformed and the bad-ICRC one are skipped before the host is
+    // looked at, the 13 others are of hosts other than 10.9.9.9. Data is sent by 10.0.0.1
+    // (3 packets of the flow), 10.0.0.2 (the wrong-way WRITE) and 10.0.0.7.
+    assert!(
+        err.contains(
+            "no events to replay: 13 of the 15 RoCEv2 packets are neither from nor to 10.9.9.9"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains("data is sent by 10.0.0.1 (3 packets), 10.0.0.2 (1 packet), 10.0.0.7 (1 packet): check `capture_point.host`"),
+        "{err}"
+    );
+    assert!(!dir.join("d.jsonl").exists(), "nothing written");
+    for args in [
+        &["diff", "t.toml", "--dut", "model:dcqcn-nic"][..],
+        &[
+            "diff",
+            "t.toml",
+            "--dut",
+            "model:dcqcn-nic",
+            "--format",
+            "json",
+        ],
+    ] {
+        let (code, out, err) = ccreplay(args, &dir);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(!out.contains("CONFORMANT"), "{args:?}: {out}");
+        assert!(
+            out.contains("neither from nor to 10.9.9.9"),
+            "{args:?}: {out}"
+        );
+    }
+}
+
+#[test]
+fn a_wrong_port_or_dialect_is_an_error_with_its_likely_cause() {
+    let dir = trace("port", "10.0.0.1", "roce", 4792, "");
+    let (code, _, err) = ccreplay(&["replay", "t.toml"], &dir);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("none of the 19 frames is RoCEv2 to UDP port 4792"),
+        "{err}"
+    );
+    assert!(err.contains("set `network.udp_port = 4791`"), "{err}");
+
+    // Read as hpcc, the 8-byte INT shim swallows the first BTH bytes: no ICRC checks.
+    let dir = trace("dialect", "10.0.0.1", "hpcc", 4791, "");
+    let (code, _, err) = ccreplay(&["replay", "t.toml"], &dir);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(
+            "of the 15 RoCEv2 packets are malformed or fail their ICRC when read as dialect `hpcc`"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_listed_flow_that_never_appears_is_an_error() {
+    let extra = format!(
+        "{FLOW}
+[[flows]]
+local_ip = \"10.0.0.1\"
+local_qp = 0x000201
+remote_ip = \"10.0.0.3\"
+remote_qp = 0x000202
+"
+    );
+    let dir = trace("absent", "10.0.0.1", "roce", 4791, &extra);
+    let (code, _, err) = ccreplay(&["replay", "t.toml"], &dir);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("[[flows]] entry 2 (10.0.0.1 QP 0x000201 -> 10.0.0.3 QP 0x000202) never appears in the capture"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_capture_named_is_the_capture_replayed() {
+    let dir = trace("named", "10.0.0.1", "roce", 4791, "");
+    std::fs::copy(
+        repo().join("traces/roce_dcqcn.pcap"),
+        dir.join("other.pcap"),
+    )
+    .unwrap();
+    let text = std::fs::read_to_string(dir.join("t.toml")).unwrap();
+    std::fs::write(
+        dir.join("t.toml"),
+        format!("capture = \"other.pcap\"\n{text}"),
+    )
+    .unwrap();
+    let (code, out, err) = ccreplay(&["replay", "t.pcap"], &dir);
+    assert_eq!(code, 2, "{err}");
+    assert!(out.is_empty(), "nothing replayed: {out}");
+    assert!(
+        err.contains("names other.pcap, not t.pcap given on the command line"),
+        "{err}"
+    );
+    // The manifest itself still replays the file it names.
+    let (code, _, err) = ccreplay(&["replay", "t.toml", "-o", "d.jsonl"], &dir);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("other.pcap: "), "{err}");
+}
+
+#[test]
+fn check_reports_an_empty_pair_as_an_error_with_its_accounting() {
+    let dir = trace("check", "10.9.9.9", "roce", 4791, "");
+    std::fs::create_dir_all(dir.join("golden/t")).unwrap();
+    // An empty golden file: before issue 14, an empty replay "conformed" to it.
+    std::fs::write(dir.join("golden/t/dcqcn-nic.jsonl"), "").unwrap();
+    let (code, out, err) = ccreplay(&["check", ".", "--golden", "golden"], &dir);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        out.contains("ERROR  t / dcqcn-nic: ./t.pcap: no events to replay"),
+        "{out}"
+    );
+    assert!(out.contains("0 of 1 trace/model pairs conform"), "{out}");
+    // And bless refuses to write a golden file of nothing.
+    let (code, _, err) = ccreplay(&["bless", ".", "--golden", "golden"], &dir);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("no events to replay"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("golden/t/dcqcn-nic.jsonl")).unwrap(),
+        ""
+    );
+}
