@@ -312,6 +312,22 @@ fn errors_name_the_file_and_where() {
         "{}",
         stderr(&o)
     );
+
+    // The header alone (tracing off): an error saying what to set, nothing written.
+    fs::write(dir.join("mix.tr"), &mix[..52]).unwrap();
+    let o = import(&dir.join("config_hpcc.txt"), &out);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o)
+            .contains("no trace records: the simulator wrote its header only; set ENABLE_TRACE 1"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        snapshot() == before,
+        "a failed import changed {}",
+        out.display()
+    );
     fs::write(dir.join("mix.tr"), &mix).unwrap();
 
     // A bad config line: the 5th line's rate.

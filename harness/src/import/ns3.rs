@@ -1592,6 +1592,28 @@ pub fn import(opts: &Options) -> Result<Summary, ImportError> {
         }
     }
 
+    // Nothing imported is an error, not empty files (issue 14): returning here drops every
+    // pending events file, so the output folder keeps what it had.
+    if summary.events == 0 {
+        let why = if summary.records == 0 {
+            format!(
+                "{}: no trace records: the simulator wrote its header only; set ENABLE_TRACE 1 in \
+                 {} and name the hosts to trace in its TRACE_FILE list, then run it again",
+                mix_path.display(),
+                opts.config.display()
+            )
+        } else {
+            format!(
+                "{}: {} trace records, none of the flows of {} at the hosts traced: name the \
+                 flows' sources and destinations in the TRACE_FILE list of {}",
+                mix_path.display(),
+                summary.records,
+                flow_path.display(),
+                opts.config.display()
+            )
+        };
+        return Err(ImportError::Unsupported(why));
+    }
     // Flush the events files, then write the manifests.
     let config_name = opts.config.display().to_string();
     for g in &mut groups {
