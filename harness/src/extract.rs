@@ -56,7 +56,8 @@ pub enum Skip {
     NotRoce,
     /// Decoding stopped before the headers congestion control reads.
     Malformed,
-    /// RoCEv2 whose ICRC does not check: a NIC drops it, so no model sees it (wire.md 4).
+    /// RoCEv2 the capture point receives whose ICRC does not check: its NIC drops it, so no
+    /// model sees it (wire.md 4).
     BadIcrc,
     /// RoCEv2 neither from nor to the capture point's host.
     OtherHost,
@@ -488,6 +489,13 @@ enum Seen<'a> {
     Skip(Skip),
 }
 
+impl Seen<'_> {
+    /// Received by the capture point's NIC (the ones whose ICRC it checks).
+    fn received(&self) -> bool {
+        matches!(self, Seen::AckIn(..) | Seen::DataIn(..))
+    }
+}
+
 fn classify<'a>(point: &CapturePoint, p: &'a Packet<'a>) -> Seen<'a> {
     let (Some(ip), Some(r)) = (&p.ip, &p.roce) else {
         return Seen::NotRoce;
@@ -579,10 +587,13 @@ enum Dir {
 fn pass1_dir(rec: &Record<'_>, cfg: &DecodeConfig, point: &CapturePoint) -> Dir {
     let p = Packet::from_record(rec, cfg);
     // The packets pass 2 skips pair nothing.
-    if !p.headers_complete() || icrc_fails(&p) {
+    if !p.headers_complete() {
         return Dir::Skip;
     }
     let seen = classify(point, &p);
+    if seen.received() && icrc_fails(&p) {
+        return Dir::Skip;
+    }
     let source = match seen {
         Seen::PortData(src, _, _) => Some(src),
         _ => None,
@@ -875,9 +886,9 @@ enum What {
         /// From or to the capture point's host.
         ours: bool,
     },
+    /// A packet the capture point receives (always its host's traffic).
     BadIcrc {
         frame: u64,
-        ours: bool,
     },
     /// UDP to another port.
     OtherUdp(u16),
@@ -897,8 +908,12 @@ enum What {
     },
 }
 
-/// The ICRC is checked wherever the capture holds it (not cut by snaplen): a NIC drops a
-/// packet whose ICRC fails, and a wrong dialect reads the shim as BTH and fails it (wire.md 4).
+/// The ICRC fails (where the capture holds it whole). It is checked on the packets the
+/// capture point receives — ACKs / NAKs / CNPs at a sender, data at a receiver — because the
+/// NIC there drops a packet whose ICRC fails (wire.md 4), so no model may see it; what a host
+/// or port transmits was sent whatever its ICRC, and checking its large payloads would cost a
+/// read of every byte of the capture. A wrong dialect reads the shim as BTH and fails the
+/// check of every received packet, which names the dialect as the likely cause.
 #[inline]
 fn icrc_fails(p: &Packet<'_>) -> bool {
     p.icrc_check()
@@ -948,10 +963,10 @@ fn pre_event(rec: &Record<'_>, cfg: &DecodeConfig, point: &CapturePoint) -> Pre 
         };
         return pre;
     }
-    if icrc_fails(&p) {
+    let seen = classify(point, &p);
+    if seen.received() && icrc_fails(&p) {
         pre.what = What::BadIcrc {
             frame: rec.frame_number,
-            ours: ours(point, &p),
         };
         return pre;
     }
@@ -961,7 +976,7 @@ fn pre_event(rec: &Record<'_>, cfg: &DecodeConfig, point: &CapturePoint) -> Pre 
         remote,
         qp: r.bth.dest_qp(),
     };
-    (pre.what, pre.ev.kind) = match classify(point, &p) {
+    (pre.what, pre.ev.kind) = match seen {
         Seen::DataOut(remote, r) => (
             data(None, remote, r),
             EventKind::TxData {
@@ -1089,9 +1104,9 @@ impl<'t> Apply<'t> {
                 }
                 return;
             }
-            What::BadIcrc { frame, ours } => {
+            What::BadIcrc { frame } => {
                 report.skip(Skip::BadIcrc);
-                report.damaged_in_traffic += ours as u64;
+                report.damaged_in_traffic += 1;
                 if report.bad_icrc_examples.len() < 5 {
                     report.bad_icrc_examples.push(frame);
                 }

@@ -170,12 +170,13 @@ fn a_wrong_host_is_an_error_naming_the_host_that_sends() {
     let dir = trace("host", "10.9.9.9", "roce", 4791, "");
     let (code, _, err) = ccreplay(&["replay", "t.toml", "-o", "d.jsonl"], &dir);
     assert_eq!(code, 2, "{err}");
-    // 15 RoCEv2 packets: the malformed and the bad-ICRC one are skipped before the host is
-    // looked at, the 13 others are of hosts other than 10.9.9.9. Data is sent by 10.0.0.1
+    // 15 RoCEv2 packets: the malformed one is skipped before the host is looked at; the 14
+    // others (the bad-ICRC ACK among them: a host checks the ICRC of what it receives, and
+    // 10.9.9.9 receives nothing) are of hosts other than 10.9.9.9. Data is sent by 10.0.0.1
     // (3 packets of the flow), 10.0.0.2 (the wrong-way WRITE) and 10.0.0.7.
     assert!(
         err.contains(
-            "no events to replay: 13 of the 15 RoCEv2 packets are neither from nor to 10.9.9.9"
+            "no events to replay: 14 of the 15 RoCEv2 packets are neither from nor to 10.9.9.9"
         ),
         "{err}"
     );
