@@ -25,6 +25,10 @@ use cli::sim::{SimArgs, SynthArgs};
 #[derive(Parser)]
 #[command(name = "ccreplay", version, about, long_about = None)]
 struct Cli {
+    /// No progress and no informational lines on standard error (what was written, the
+    /// accounting); warnings and errors are still printed.
+    #[arg(short, long, global = true)]
+    quiet: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -104,6 +108,7 @@ Exit status: as `diff` / `check` (0 conformant, 1 differences, 2 bad input, 3 DU
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    cli::set_quiet(cli.quiet);
     let result = match cli.command {
         Command::Check(a) => cli::check::run(a),
         Command::Replay(a) => cli::replay::run(a),
@@ -117,6 +122,7 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(code) => ExitCode::from(code),
+        Err(f) if f.is_closed_pipe() => ExitCode::SUCCESS,
         Err(f) => {
             eprintln!("ccreplay: {}", f.message);
             if let Some(h) = f.hint {

@@ -28,7 +28,7 @@ pub(crate) fn run(a: BlessArgs) -> Result<u8, Failure> {
     let written = golden::bless(&a.dir, &a.golden, a.trace.as_deref(), a.jobs)
         .map_err(|e| Failure::input(e, None))?;
     for w in &written {
-        println!("wrote {}", w.display());
+        note!("ccreplay: wrote {}", w.display());
     }
     if written.is_empty() {
         return Err(Failure::input("no trace matched: nothing written", None));

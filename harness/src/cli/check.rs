@@ -33,7 +33,7 @@ pub(crate) struct CheckArgs {
 }
 
 pub(crate) fn run(a: CheckArgs) -> Result<u8, Failure> {
-    let pb = if io::stderr().is_terminal() {
+    let pb = if io::stderr().is_terminal() && !super::quiet() {
         indicatif::ProgressBar::new_spinner()
     } else {
         indicatif::ProgressBar::hidden()
@@ -72,7 +72,7 @@ pub(crate) fn run(a: CheckArgs) -> Result<u8, Failure> {
                 failed_input = true;
                 let e = ccreplay::events_in::bad_lines(&stats.extract).unwrap_or_default();
                 if a.format == ReportFormat::Text {
-                    println!("{:>8}  {label}: {e}", "ERROR");
+                    outln!("{:>8}  {label}: {e}", "ERROR");
                 }
                 json.push(serde_json::json!({"trace": r.trace, "model": r.model, "ok": false, "error": e}));
             }
@@ -86,17 +86,17 @@ pub(crate) fn run(a: CheckArgs) -> Result<u8, Failure> {
                     report: &stats.extract,
                 };
                 if a.format == ReportFormat::Text {
-                    println!(
+                    outln!(
                         "{verdict:>8}  {label}: {} decisions, {} flows\n          {}",
                         ccreplay::verdict::n(stats.decisions),
                         stats.flows.flows.len(),
                         account.line()
                     );
                     for f in findings {
-                        println!("{:>8}  {label}: {}", "warning", f.message);
+                        outln!("{:>8}  {label}: {}", "warning", f.message);
                     }
                     if !report.ok() {
-                        print!("{}", indent(&diff::render_text(report, "golden", "replay")));
+                        out!("{}", indent(&diff::render_text(report, "golden", "replay")));
                     }
                 }
                 json.push(serde_json::json!({"trace": r.trace, "model": r.model, "ok": report.ok(), "events": stats.events, "decisions": stats.decisions, "accounting": account.json(), "warnings": findings.iter().map(|f| &f.message).collect::<Vec<_>>(), "report": diff::render_json(report)}));
@@ -104,7 +104,7 @@ pub(crate) fn run(a: CheckArgs) -> Result<u8, Failure> {
             }
             Outcome::MissingGolden(p) => {
                 if a.format == ReportFormat::Text {
-                    println!(
+                    outln!(
                         "{:>8}  {label}: no golden file {} (create it with `ccreplay bless --trace {}`)",
                         "MISSING",
                         p.display(),
@@ -116,7 +116,7 @@ pub(crate) fn run(a: CheckArgs) -> Result<u8, Failure> {
             Outcome::Failed(e) => {
                 failed_input = true;
                 if a.format == ReportFormat::Text {
-                    println!("{:>8}  {label}: {e}", "ERROR");
+                    outln!("{:>8}  {label}: {e}", "ERROR");
                 }
                 json.push(serde_json::json!({"trace": r.trace, "model": r.model, "ok": false, "error": e}));
             }
@@ -124,8 +124,8 @@ pub(crate) fn run(a: CheckArgs) -> Result<u8, Failure> {
     }
     let ok = results.iter().filter(|r| r.ok()).count();
     match a.format {
-        ReportFormat::Text => println!("{ok} of {} trace/model pairs conform", results.len()),
-        ReportFormat::Json => println!(
+        ReportFormat::Text => outln!("{ok} of {} trace/model pairs conform", results.len()),
+        ReportFormat::Json => outln!(
             "{}",
             serde_json::json!({"conform": ok, "total": results.len(), "results": json})
         ),
@@ -138,7 +138,7 @@ pub(crate) fn run(a: CheckArgs) -> Result<u8, Failure> {
         write_atomic(j, diff::render_junit(&refs).as_bytes())?;
     }
     for p in written {
-        eprintln!("ccreplay: wrote {}", p.display());
+        note!("ccreplay: wrote {}", p.display());
     }
     Ok(if failed_input {
         2

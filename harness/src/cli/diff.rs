@@ -120,8 +120,8 @@ pub(crate) fn run(a: DiffArgs) -> Result<u8, Failure> {
     if let Err(f) = judge_input(&trace, &spec.name, &stats, a.strict, true) {
         // Never a verdict on nothing: the error in place of CONFORMANT.
         match a.format {
-            ReportFormat::Text => println!("ERROR: {}\n{}", f.message, account.line()),
-            ReportFormat::Json => println!(
+            ReportFormat::Text => outln!("ERROR: {}\n{}", f.message, account.line()),
+            ReportFormat::Json => outln!(
                 "{}",
                 serde_json::json!({"ok": false, "error": f.message, "hint": f.hint, "accounting": account.json()})
             ),
@@ -144,13 +144,13 @@ pub(crate) fn run(a: DiffArgs) -> Result<u8, Failure> {
         account.line()
     );
     match a.format {
-        ReportFormat::Text => print!("{text}"),
+        ReportFormat::Text => out!("{text}"),
         ReportFormat::Json => {
             let mut j = diff::render_json(&report);
             if let Some(o) = j.as_object_mut() {
                 o.insert("accounting".to_string(), account.json());
             }
-            println!("{j}")
+            outln!("{j}")
         }
     }
     if let Some(j) = &a.junit {
@@ -173,7 +173,7 @@ pub(crate) fn run(a: DiffArgs) -> Result<u8, Failure> {
     for p in ccreplay::report::write_diff_report(&a.html, &ctx, &report, &reference, &other)
         .map_err(|e| Failure::input(e, None))?
     {
-        eprintln!("ccreplay: wrote {}", p.display());
+        note!("ccreplay: wrote {}", p.display());
     }
     if bad_lines {
         return Ok(2);

@@ -46,11 +46,13 @@ pub(crate) fn run_ns3(a: ImportNs3Args) -> Result<u8, Failure> {
         eprintln!("ccreplay: warning: {w}");
     }
     for p in &s.written {
-        println!("wrote {}", p.display());
+        note!("ccreplay: wrote {}", p.display());
     }
-    eprintln!(
+    note!(
         "ccreplay: {} records, {} events ({} records ignored)",
-        s.records, s.events, s.ignored_records
+        s.records,
+        s.events,
+        s.ignored_records
     );
     Ok(0)
 }

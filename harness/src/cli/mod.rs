@@ -7,6 +7,33 @@
 //! Exit status: 0 conformant / done, 1 differences found (or `--strict` malformed packets),
 //! 2 bad input or usage, 3 the DUT failed.
 
+/// Print a line to standard output; a closed pipe (`ccreplay check | head -1`) ends the
+/// command quietly with status 0, as `inspect` does (`println!` would panic).
+macro_rules! outln {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout().lock(), $($t)*).map_err($crate::cli::Failure::from_stdout)?
+    }};
+}
+
+/// [`outln!`] without the newline.
+macro_rules! out {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        write!(std::io::stdout().lock(), $($t)*).map_err($crate::cli::Failure::from_stdout)?
+    }};
+}
+
+/// An informational line on standard error (`wrote FILE`, the accounting): left out with
+/// `-q/--quiet`; warnings and errors are always printed.
+macro_rules! note {
+    ($($t:tt)*) => {{
+        if !$crate::cli::quiet() {
+            eprintln!($($t)*);
+        }
+    }};
+}
+
 pub mod bless;
 pub mod check;
 pub mod diff;
@@ -43,7 +70,47 @@ pub(crate) struct Failure {
     pub(crate) hint: Option<String>,
 }
 
+static QUIET: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// `-q/--quiet`: no progress and no informational lines on standard error.
+pub(crate) fn set_quiet(q: bool) {
+    QUIET.store(q, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// True with `-q/--quiet`.
+pub(crate) fn quiet() -> bool {
+    QUIET.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// True when writing failed because the reader went away (`| head`).
+pub(crate) fn is_closed_pipe(e: &io::Error) -> bool {
+    e.kind() == io::ErrorKind::BrokenPipe
+}
+
 impl Failure {
+    /// The reader of standard output went away: end quietly with status 0.
+    pub(crate) fn closed_pipe() -> Self {
+        Failure {
+            code: 0,
+            message: String::new(),
+            hint: None,
+        }
+    }
+
+    /// True for [`Failure::closed_pipe`].
+    pub(crate) fn is_closed_pipe(&self) -> bool {
+        self.code == 0 && self.message.is_empty()
+    }
+
+    /// Writing to standard output failed.
+    pub(crate) fn from_stdout(e: io::Error) -> Self {
+        if is_closed_pipe(&e) {
+            Failure::closed_pipe()
+        } else {
+            Failure::input(format!("writing to standard output: {e}"), None)
+        }
+    }
+
     fn input(message: impl ToString, hint: impl Into<Option<String>>) -> Self {
         Failure {
             code: 2,
@@ -69,6 +136,7 @@ impl From<ReplayError> for Failure {
                 e,
                 "the capture must be a pcap or pcapng file beside its manifest".to_string(),
             ),
+            ReplayError::Io(io) if is_closed_pipe(io) => Failure::closed_pipe(),
             ReplayError::Io(_) => Failure::input(e, None),
         }
     }
@@ -301,7 +369,7 @@ impl Progress {
 }
 
 pub(crate) fn progress(label: &str) -> indicatif::ProgressBar {
-    if io::stderr().is_terminal() {
+    if io::stderr().is_terminal() && !quiet() {
         let pb = indicatif::ProgressBar::new_spinner();
         pb.set_style(
             indicatif::ProgressStyle::with_template("{spinner} {msg} {pos} decisions ({per_sec})")
@@ -351,18 +419,18 @@ pub(crate) fn report_extraction(trace: &Trace, r: &ccreplay::extract::ExtractRep
 
 /// The accounting of a replay (every record: used, or skipped and why) and what
 /// [`verdict::assess`] found, on stderr; a finding that is an error comes back as the run's
-/// failure (exit status 2: nothing compared is never a pass). `quiet` drops the accounting
-/// line, not the findings.
+/// failure (exit status 2: nothing compared is never a pass). `caller_prints_accounting`
+/// leaves the accounting line to the caller (`diff` prints it with its verdict).
 pub(crate) fn judge_input(
     trace: &Trace,
     model: &str,
     stats: &ccreplay::replay::ReplayStats,
     strict: bool,
-    quiet: bool,
+    caller_prints_accounting: bool,
 ) -> Result<Vec<Finding>, Failure> {
     let findings = verdict::assess(trace, model, stats, verdict::Strictness { strict });
-    if !quiet {
-        eprintln!(
+    if !caller_prints_accounting {
+        note!(
             "ccreplay: {}: {}",
             trace.capture.display(),
             accounting(&stats.extract).line()

@@ -51,7 +51,7 @@ pub(crate) fn run(a: ReplayArgs) -> Result<u8, Failure> {
     if let Some(p) = &a.emit_events {
         let n =
             ccreplay::events_in::write_events(&trace, p).map_err(|e| Failure::input(e, None))?;
-        eprintln!("ccreplay: {n} events -> {}", p.display());
+        note!("ccreplay: {n} events -> {}", p.display());
     }
     let spec = pick_model(&trace, a.model.as_deref())?.clone();
     let mut out = DecisionOut::new(a.out.clone())?;
@@ -76,10 +76,15 @@ pub(crate) fn run(a: ReplayArgs) -> Result<u8, Failure> {
     report_extraction(&trace, &stats.extract);
     // Nothing replayed is an error, and leaves no decisions file behind.
     judge_input(&trace, &spec.name, &stats, a.strict, false)?;
-    out.commit()
-        .map_err(|e| Failure::input(format!("writing decisions: {e}"), None))?;
+    out.commit().map_err(|e| {
+        if super::is_closed_pipe(&e) {
+            Failure::closed_pipe()
+        } else {
+            Failure::input(format!("writing decisions: {e}"), None)
+        }
+    })?;
     if let Some(path) = &a.out {
-        eprintln!(
+        note!(
             "ccreplay: {} events, {} decisions, {} flow{} -> {}",
             stats.events,
             stats.decisions,

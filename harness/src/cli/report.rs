@@ -69,7 +69,7 @@ pub(crate) fn run(a: ReportArgs) -> Result<u8, Failure> {
                 )
             })?;
             for p in written {
-                eprintln!("ccreplay: wrote {}", p.display());
+                note!("ccreplay: wrote {}", p.display());
             }
             Ok(0)
         }

@@ -32,10 +32,15 @@ pub(crate) struct SynthArgs {
 
 pub(crate) fn run(a: SimArgs) -> Result<u8, Failure> {
     let hint = || "docs/sim.md describes scenario files".to_string();
-    let written = sim::run_cli(&a.scenario, &a.out, a.seed, io::stderr().is_terminal())
-        .map_err(|e| Failure::input(e, hint()))?;
+    let written = sim::run_cli(
+        &a.scenario,
+        &a.out,
+        a.seed,
+        io::stderr().is_terminal() && !super::quiet(),
+    )
+    .map_err(|e| Failure::input(e, hint()))?;
     for p in written {
-        println!("wrote {}", p.display());
+        note!("ccreplay: wrote {}", p.display());
     }
     Ok(0)
 }
@@ -53,7 +58,7 @@ pub(crate) fn run_synth(a: SynthArgs) -> Result<u8, Failure> {
         w
     };
     for p in written {
-        println!("wrote {}", p.display());
+        note!("ccreplay: wrote {}", p.display());
     }
     Ok(0)
 }
