@@ -652,50 +652,6 @@ pub fn render_json(report: &DiffReport) -> serde_json::Value {
     })
 }
 
-fn xml_escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
-/// JUnit XML: one test suite per comparison, one test case per flow.
-pub fn render_junit(suites: &[(String, &DiffReport, String)]) -> String {
-    let mut s = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n");
-    for (name, report, text) in suites {
-        let failures = report.flows.iter().filter(|f| !f.ok()).count();
-        let _ = writeln!(
-            s,
-            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\">",
-            xml_escape(name),
-            report.flows.len()
-        );
-        for f in &report.flows {
-            let _ = write!(
-                s,
-                "    <testcase classname=\"{}\" name=\"flow {}\"",
-                xml_escape(name),
-                f.flow
-            );
-            if f.ok() {
-                s.push_str("/>\n");
-            } else {
-                let _ = writeln!(
-                    s,
-                    ">\n      <failure message=\"{} mismatched, {} missing, {} extra\">{}</failure>\n    </testcase>",
-                    f.mismatches,
-                    f.missing,
-                    f.extra,
-                    xml_escape(text)
-                );
-            }
-        }
-        s.push_str("  </testsuite>\n");
-    }
-    s.push_str("</testsuites>\n");
-    s
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -806,15 +762,5 @@ mod tests {
         );
         assert!("rate_bps=rel".parse::<Tolerance>().is_err());
         assert!("rate_bps=abs:-1".parse::<Tolerance>().is_err());
-    }
-
-    #[test]
-    fn junit_is_well_formed_enough() {
-        let r = side(&[dec(0, 0, 1000, 0.5)]);
-        let d = side(&[dec(0, 0, 999, 0.5)]);
-        let rep = diff(&r, &d, &DiffOptions::default());
-        let x = render_junit(&[("hpcc <a&b>".into(), &rep, render_text(&rep, "ref", "dut"))]);
-        assert!(x.contains("<testsuite name=\"hpcc &lt;a&amp;b&gt;\" tests=\"1\" failures=\"1\">"));
-        assert!(x.contains("<failure message=\"1 mismatched, 0 missing, 0 extra\">"));
     }
 }

@@ -298,3 +298,48 @@ fn check_reports_an_empty_pair_as_an_error_with_its_accounting() {
         ""
     );
 }
+
+#[test]
+fn junit_has_a_testcase_for_missing_and_broken_pairs_with_the_accounting() {
+    let dir = std::env::temp_dir().join(format!("ccreplay-junit-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("traces")).unwrap();
+    for e in std::fs::read_dir(repo().join("traces")).unwrap() {
+        let p = e.unwrap().path();
+        std::fs::copy(&p, dir.join("traces").join(p.file_name().unwrap())).unwrap();
+    }
+    let copy = Command::new("cp")
+        .args(["-r"])
+        .arg(repo().join("golden"))
+        .arg(dir.join("golden"))
+        .status()
+        .unwrap();
+    assert!(copy.success());
+    // hpcc_dumbbell loses its golden file (a failure); rcc_sender's manifest gets an unknown
+    // key (an error).
+    std::fs::remove_file(dir.join("golden/hpcc_dumbbell/hpcc.jsonl")).unwrap();
+    let m = dir.join("traces/rcc_sender.toml");
+    let text = std::fs::read_to_string(&m).unwrap();
+    std::fs::write(&m, format!("{text}\ngarbage = 1\n")).unwrap();
+    let (code, _, err) = ccreplay(&["check", "traces", "--junit", "j.xml"], &dir);
+    assert_eq!(code, 2, "{err}");
+    let x = std::fs::read_to_string(dir.join("j.xml")).unwrap();
+    // Suites: fncc (3 flows), hpcc (missing: 1 case), rcc_receiver (4 flows), rcc_sender
+    // (broken: 1 case), roce_dcqcn dcqcn and dcqcn-nic (3 flows each): 15 cases.
+    assert!(
+        x.contains("<testsuites name=\"ccreplay\" tests=\"15\" failures=\"1\" errors=\"1\""),
+        "{x}"
+    );
+    assert!(x.contains("<failure message=\"no golden file "), "{x}");
+    assert!(x.contains("<testsuite name=\"rcc_sender / -\""), "{x}");
+    assert!(x.contains("<error message=\""), "{x}");
+    // Each compared suite carries its trace's accounting (docs/verdicts.md).
+    assert!(
+        x.contains("<property name=\"accounting.frames\" value=\"2517\"/>"),
+        "{x}"
+    );
+    assert!(
+        x.contains("<property name=\"accounting.skipped.receiver_feedback\" value=\"1374\"/>"),
+        "{x}"
+    );
+}

@@ -8,8 +8,9 @@ use clap::Args;
 
 use ccreplay::diff;
 use ccreplay::golden::{self, Outcome};
+use ccreplay::report::junit::{self, Suite};
 
-use super::{Failure, ReportFormat, indent, write_atomic};
+use super::{Failure, ReportFormat, indent, junit_properties, write_atomic};
 
 #[derive(Args)]
 pub(crate) struct CheckArgs {
@@ -39,7 +40,13 @@ pub(crate) fn run(a: CheckArgs) -> Result<u8, Failure> {
         indicatif::ProgressBar::hidden()
     };
     pb.enable_steady_tick(Duration::from_millis(120));
-    let starting = |trace: &str, model: &str| pb.set_message(format!("checking {trace} / {model}"));
+    // Each pair's time: from its start to the next one's (or the end), for JUnit.
+    let begun = std::time::Instant::now();
+    let mut starts: Vec<(String, f64)> = Vec::new();
+    let starting = |trace: &str, model: &str| {
+        pb.set_message(format!("checking {trace} / {model}"));
+        starts.push((format!("{trace} / {model}"), begun.elapsed().as_secs_f64()));
+    };
     // With --report the same replays also feed the page (one pass).
     let mut written = Vec::new();
     let results = if a.html.report.is_some() {
@@ -53,6 +60,15 @@ pub(crate) fn run(a: CheckArgs) -> Result<u8, Failure> {
         golden::check_all_with(&a.dir, &a.golden, a.jobs, starting)
     };
     pb.finish_and_clear();
+    let end = begun.elapsed().as_secs_f64();
+    let time_of = |label: &str| {
+        starts
+            .iter()
+            .position(|(l, _)| l == label)
+            .map_or(0.0, |i| {
+                starts.get(i + 1).map_or(end, |n| n.1) - starts[i].1
+            })
+    };
     let results = results.map_err(|e| {
         Failure::input(
             e,
@@ -75,6 +91,15 @@ pub(crate) fn run(a: CheckArgs) -> Result<u8, Failure> {
                     outln!("{:>8}  {label}: {e}", "ERROR");
                 }
                 json.push(serde_json::json!({"trace": r.trace, "model": r.model, "ok": false, "error": e}));
+                let mut suite = Suite::not_compared(&label, "events", e, false);
+                suite.properties = junit_properties(
+                    &r.trace,
+                    &r.model,
+                    &ccreplay::verdict::Accounting {
+                        report: &stats.extract,
+                    },
+                );
+                suites.push(suite);
             }
             Outcome::Compared {
                 report,
@@ -100,7 +125,10 @@ pub(crate) fn run(a: CheckArgs) -> Result<u8, Failure> {
                     }
                 }
                 json.push(serde_json::json!({"trace": r.trace, "model": r.model, "ok": report.ok(), "events": stats.events, "decisions": stats.decisions, "accounting": account.json(), "warnings": findings.iter().map(|f| &f.message).collect::<Vec<_>>(), "report": diff::render_json(report)}));
-                suites.push((label, report, diff::render_text(report, "golden", "replay")));
+                let text = diff::render_text(report, "golden", "replay");
+                let mut suite = Suite::compared(&label, report, &text, time_of(&label));
+                suite.properties = junit_properties(&r.trace, &r.model, &account);
+                suites.push(suite);
             }
             Outcome::MissingGolden(p) => {
                 if a.format == ReportFormat::Text {
@@ -112,6 +140,16 @@ pub(crate) fn run(a: CheckArgs) -> Result<u8, Failure> {
                     );
                 }
                 json.push(serde_json::json!({"trace": r.trace, "model": r.model, "ok": false, "missing_golden": p}));
+                suites.push(Suite::not_compared(
+                    &label,
+                    "golden file",
+                    &format!(
+                        "no golden file {} (create it with `ccreplay bless --trace {}`)",
+                        p.display(),
+                        r.trace
+                    ),
+                    true,
+                ));
             }
             Outcome::Failed(e) => {
                 failed_input = true;
@@ -119,6 +157,9 @@ pub(crate) fn run(a: CheckArgs) -> Result<u8, Failure> {
                     outln!("{:>8}  {label}: {e}", "ERROR");
                 }
                 json.push(serde_json::json!({"trace": r.trace, "model": r.model, "ok": false, "error": e}));
+                let mut suite = Suite::not_compared(&label, "replay", e, false);
+                suite.time_s = time_of(&label);
+                suites.push(suite);
             }
         }
     }
@@ -131,11 +172,7 @@ pub(crate) fn run(a: CheckArgs) -> Result<u8, Failure> {
         ),
     }
     if let Some(j) = &a.junit {
-        let refs: Vec<(String, &diff::DiffReport, String)> = suites
-            .iter()
-            .map(|(l, r, t)| (l.clone(), &***r, t.clone()))
-            .collect();
-        write_atomic(j, diff::render_junit(&refs).as_bytes())?;
+        write_atomic(j, junit::render(&suites).as_bytes())?;
     }
     for p in written {
         note!("ccreplay: wrote {}", p.display());

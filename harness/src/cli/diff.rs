@@ -8,10 +8,11 @@ use ccreplay::diff::{self, DiffOptions, Side, StateCompare, Tolerance};
 use ccreplay::dut::ModelDut;
 use ccreplay::golden;
 use ccreplay::replay;
+use ccreplay::report::junit::{self, Suite};
 
 use super::{
-    Failure, Progress, ReportFormat, accounting, in_manifest, judge_input, load_trace_args,
-    make_dut, model_failure, pick_model, report_extraction, write_atomic,
+    Failure, Progress, ReportFormat, accounting, in_manifest, judge_input, junit_properties,
+    load_trace_args, make_dut, model_failure, pick_model, report_extraction, write_atomic,
 };
 
 #[derive(Args)]
@@ -75,6 +76,7 @@ pub(crate) fn state_compare(s: Option<&str>) -> StateCompare {
 }
 
 pub(crate) fn run(a: DiffArgs) -> Result<u8, Failure> {
+    let started = std::time::Instant::now();
     let trace = load_trace_args(a.trace.as_deref(), a.events.as_deref())?;
     let spec = pick_model(&trace, a.model.as_deref())?.clone();
     let mut reference = Side::default();
@@ -118,6 +120,12 @@ pub(crate) fn run(a: DiffArgs) -> Result<u8, Failure> {
         && ccreplay::events_in::report_bad_lines(&trace, &stats.extract);
     let account = accounting(&stats.extract);
     if let Err(f) = judge_input(&trace, &spec.name, &stats, a.strict, true) {
+        if let Some(j) = &a.junit {
+            let name = format!("{} / {}", trace.name(), spec.name);
+            let mut suite = Suite::not_compared(&name, "replay", &f.message, false);
+            suite.properties = junit_properties(&trace.name(), &spec.name, &account);
+            write_atomic(j, junit::render(&[suite]).as_bytes())?;
+        }
         // Never a verdict on nothing: the error in place of CONFORMANT.
         match a.format {
             ReportFormat::Text => outln!("ERROR: {}\n{}", f.message, account.line()),
@@ -155,7 +163,9 @@ pub(crate) fn run(a: DiffArgs) -> Result<u8, Failure> {
     }
     if let Some(j) = &a.junit {
         let name = format!("{} / {}", trace.name(), spec.name);
-        write_atomic(j, diff::render_junit(&[(name, &report, text)]).as_bytes())?;
+        let mut suite = Suite::compared(&name, &report, &text, started.elapsed().as_secs_f64());
+        suite.properties = junit_properties(&trace.name(), &spec.name, &account);
+        write_atomic(j, junit::render(&[suite]).as_bytes())?;
     }
     let ctx = ccreplay::report::DiffContext {
         trace: &trace,

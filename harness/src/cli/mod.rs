@@ -467,6 +467,20 @@ pub(crate) fn accounting(r: &ccreplay::extract::ExtractReport) -> verdict::Accou
     verdict::Accounting { report: r }
 }
 
+/// The properties of a JUnit suite: trace, model and the accounting.
+pub(crate) fn junit_properties(
+    trace: &str,
+    model: &str,
+    account: &verdict::Accounting<'_>,
+) -> Vec<(String, String)> {
+    let mut p = vec![
+        ("trace".to_string(), trace.to_string()),
+        ("model".to_string(), model.to_string()),
+    ];
+    p.extend(account.properties());
+    p
+}
+
 /// "s" unless `n` is 1.
 pub(crate) fn plural(n: u64) -> &'static str {
     if n == 1 { "" } else { "s" }

@@ -12,6 +12,7 @@
 //! the same bytes: no clock, no hash-map order, no absolute path that was not given.
 
 pub mod chart;
+pub mod junit;
 pub mod sim;
 
 use std::fmt::Write as _;
