@@ -46,6 +46,60 @@ pub const MODELS: &[(&str, &str)] = &[
     ),
 ];
 
+/// What a model's decisions carry: the output fields it sets and the state it names (C-6).
+/// `diff --tol` and `--state` refuse any other name.
+#[derive(Clone, Debug)]
+pub struct Fields {
+    /// Output fields (`rate_bps`, `window_bytes`, `send_cnp`, `ack_n`, `ack_cwnd`,
+    /// `ack_flags`, `mark_ce`).
+    pub outputs: &'static [&'static str],
+    /// State names, in the model's order (every profile's, for a model with several).
+    pub state: Vec<&'static str>,
+}
+
+impl Fields {
+    /// Every name `--tol` accepts: the outputs and `state.NAME` for each state name.
+    pub fn tolerable(&self) -> Vec<String> {
+        self.outputs
+            .iter()
+            .map(|s| s.to_string())
+            .chain(self.state.iter().map(|s| format!("state.{s}")))
+            .collect()
+    }
+}
+
+/// The fields of a registered model (None: no model of that name).
+pub fn fields(name: &str) -> Option<Fields> {
+    const RATE: &[&str] = &["rate_bps"];
+    const SENDER: &[&str] = &["rate_bps", "window_bytes"];
+    let (outputs, state): (&'static [&'static str], Vec<&'static str>) = match name {
+        "dcqcn" => (RATE, dcqcn::rp::Rp::STATE_NAMES.to_vec()),
+        "dcqcn-nic" => (RATE, dcqcn::nic::RpNic::STATE_NAMES.to_vec()),
+        "dcqcn-ns3" => (RATE, ns3::dcqcn::STATE_NAMES.to_vec()),
+        "dcqcn-np" => (&["send_cnp"], dcqcn::np::Np::STATE_NAMES.to_vec()),
+        "dcqcn-cp" => (&["mark_ce"], dcqcn::port::CP_STATE_NAMES.to_vec()),
+        "hpcc" => (SENDER, hpcc::STATE_NAMES.to_vec()),
+        "hpcc-ns3" => {
+            let mut s = ns3::hpcc::STATE_NAMES_SINGLE.to_vec();
+            for n in ns3::hpcc::STATE_NAMES_MULTI {
+                if !s.contains(n) {
+                    s.push(n);
+                }
+            }
+            (SENDER, s)
+        }
+        "fncc" => (SENDER, fncc::STATE_NAMES.to_vec()),
+        "fncc-receiver" => (&["ack_n"], fncc::RECEIVER_STATE_NAMES.to_vec()),
+        "rcc-receiver" => (
+            &["ack_n", "ack_cwnd", "ack_flags"],
+            rcc::Receiver::STATE_NAMES.to_vec(),
+        ),
+        "rcc-sender" => (SENDER, rcc::Sender::STATE_NAMES.to_vec()),
+        _ => return None,
+    };
+    Some(Fields { outputs, state })
+}
+
 /// Why a model could not be built.
 #[derive(Debug, thiserror::Error)]
 pub enum ModelError {

@@ -75,10 +75,52 @@ pub(crate) fn state_compare(s: Option<&str>) -> StateCompare {
     }
 }
 
+/// `--tol` and `--state` name only what the model's decisions carry: a misspelt name would
+/// otherwise compare nothing and pass.
+pub(crate) fn check_names(
+    model: &str,
+    tolerances: &[Tolerance],
+    state: &StateCompare,
+) -> Result<(), Failure> {
+    let Some(fields) = ccreplay::models::fields(model) else {
+        return Ok(());
+    };
+    for t in tolerances {
+        if !fields.tolerable().contains(&t.field) {
+            return Err(Failure::input(
+                format!(
+                    "--tol {}: `{model}` decisions carry no field `{}`",
+                    t.field, t.field
+                ),
+                Some(format!(
+                    "fields of `{model}`: {}",
+                    fields.tolerable().join(", ")
+                )),
+            ));
+        }
+    }
+    if let StateCompare::Fields(names) = state {
+        for n in names {
+            if !fields.state.contains(&n.as_str()) {
+                return Err(Failure::input(
+                    format!("--state {n}: `{model}` has no state named `{n}`"),
+                    Some(format!(
+                        "state of `{model}`: {} (or --state all)",
+                        fields.state.join(",")
+                    )),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 pub(crate) fn run(a: DiffArgs) -> Result<u8, Failure> {
     let started = std::time::Instant::now();
     let trace = load_trace_args(a.trace.as_deref(), a.events.as_deref())?;
     let spec = pick_model(&trace, a.model.as_deref())?.clone();
+    let state = state_compare(a.state.as_deref());
+    check_names(&spec.name, &a.tolerances, &state)?;
     let mut reference = Side::default();
     let mut pb = Progress::new(&format!("diff {}", trace.name()));
     let (mut stats, other, other_name) = match (&a.dut, &a.golden) {
@@ -138,7 +180,7 @@ pub(crate) fn run(a: DiffArgs) -> Result<u8, Failure> {
     }
     let opts = DiffOptions {
         tolerances: a.tolerances.clone(),
-        state: state_compare(a.state.as_deref()),
+        state,
     };
     let mut report = diff::diff(&reference, &other, &opts);
     if !report.ok() {

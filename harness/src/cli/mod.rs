@@ -252,11 +252,24 @@ pub(crate) fn make_dut(
     };
     match kind {
         "model" => {
+            // The DUT model's own parameters: the manifest's entry for that name (the
+            // reference's when it is the same model), else its defaults on the trace's network.
+            let params = if rest == model.name {
+                model.params.clone()
+            } else {
+                trace
+                    .manifest
+                    .models
+                    .iter()
+                    .find(|m| m.name == rest)
+                    .map(|m| m.params.clone())
+                    .unwrap_or_default()
+            };
             let m = models::build(
                 rest,
                 &trace.manifest.model_params(&ccreplay::manifest::ModelSpec {
                     name: rest.to_string(),
-                    params: model.params.clone(),
+                    params,
                 }),
             )
             .map_err(|e| Failure::input(e, None))?;
