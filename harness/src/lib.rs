@@ -6,6 +6,7 @@
 #![deny(unsafe_code)]
 
 pub mod batches;
+pub mod detect;
 pub mod diff;
 pub mod dut;
 pub mod events_in;

@@ -14,9 +14,10 @@ use super::Failure;
 pub(crate) struct InspectArgs {
     /// A pcap or pcapng capture.
     pub(crate) file: String,
-    /// Which congestion-control shims the packets carry.
-    #[arg(long, default_value = "roce", value_parser = parse_dialect)]
-    pub(crate) dialect: Dialect,
+    /// Which congestion-control shims the packets carry (default: detected from the first
+    /// RoCEv2 packets, their ICRC as the oracle; the choice and why are on standard error).
+    #[arg(long, value_parser = parse_dialect)]
+    pub(crate) dialect: Option<Dialect>,
     /// Output format (default: text on a terminal, json otherwise).
     #[arg(long, value_enum)]
     pub(crate) format: Option<Format>,
@@ -26,9 +27,10 @@ pub(crate) struct InspectArgs {
     /// INT stacks are `grown` (2 + 8 × nHop bytes) instead of padded to --max-hops.
     #[arg(long)]
     pub(crate) int_grown: bool,
-    /// Records in a padded INT stack; nHop above it is an error.
-    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u8).range(1..=15))]
-    pub(crate) max_hops: u8,
+    /// Records in a padded INT stack; nHop above it is an error (default: detected with the
+    /// dialect, else 5).
+    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=15))]
+    pub(crate) max_hops: Option<u8>,
     /// UDP destination port of RoCEv2.
     #[arg(long, default_value_t = 4791)]
     pub(crate) udp_port: u16,
@@ -41,6 +43,35 @@ pub(crate) fn parse_dialect(s: &str) -> Result<Dialect, String> {
     s.parse()
 }
 
+/// The configuration detected from the capture (INT options given on the command line win),
+/// said on standard error.
+fn detected(a: &InspectArgs) -> Result<DecodeConfig, Failure> {
+    let d =
+        ccreplay::detect::detect_file(std::path::Path::new(&a.file), a.udp_port).map_err(|e| {
+            Failure::input(
+                format!("{}: {e}", a.file),
+                "inspect reads pcap and pcapng files (link types Ethernet, Linux SLL/SLL2, raw IP)"
+                    .to_string(),
+            )
+        })?;
+    let mut c = d.config();
+    if c.int.layout == IntLayout::Grown {
+        c.int.max_hops = d.best().max_n_hop.max(5);
+    }
+    if a.int_grown {
+        c.int.layout = IntLayout::Grown;
+    }
+    if let Some(h) = a.max_hops {
+        c.int.max_hops = h;
+    }
+    note!(
+        "ccreplay: dialect {} detected: {} (--dialect to choose)",
+        c.dialect,
+        d.why()
+    );
+    Ok(c)
+}
+
 pub(crate) fn run(a: InspectArgs) -> Result<u8, Failure> {
     let stdout = io::stdout();
     let format = a.format.unwrap_or(if stdout.is_terminal() {
@@ -48,19 +79,23 @@ pub(crate) fn run(a: InspectArgs) -> Result<u8, Failure> {
     } else {
         Format::Json
     });
-    let opts = InspectOptions {
-        decode: DecodeConfig {
-            dialect: a.dialect,
+    let decode = match a.dialect {
+        Some(dialect) => DecodeConfig {
+            dialect,
             int: IntConfig {
                 layout: if a.int_grown {
                     IntLayout::Grown
                 } else {
                     IntLayout::Padded
                 },
-                max_hops: a.max_hops,
+                max_hops: a.max_hops.unwrap_or(5),
             },
             udp_port: a.udp_port,
         },
+        None => detected(&a)?,
+    };
+    let opts = InspectOptions {
+        decode,
         format,
         pfc_link_bps: a.pfc_link_gbps.saturating_mul(1_000_000_000),
     };

@@ -198,6 +198,58 @@ fn host(trace: &Trace) -> String {
         .map_or_else(|| "the port".to_string(), |h| h.to_string())
 }
 
+/// When another dialect (or INT layout) reads the capture better than the manifest's: what it
+/// is and how it reads, as (finding, the manifest keys to set). None for events files, and when
+/// the manifest's reading is as good as any (the detection reads the first packets only).
+pub fn dialect_hint(trace: &Trace) -> Option<(String, String)> {
+    if crate::events_in::is_events(trace) {
+        return None;
+    }
+    let m = &trace.manifest;
+    let d = crate::detect::detect_file(&trace.capture, m.network.udp_port).ok()?;
+    let ours = m.decode_config();
+    if !d.better_than(&ours) {
+        return None;
+    }
+    let b = d.best();
+    let theirs = d.reading(&ours);
+    let as_ours = theirs.map_or_else(String::new, |r| {
+        let mut w = Vec::new();
+        if r.malformed > 0 {
+            w.push(format!("{} malformed", n(r.malformed)));
+        }
+        if r.bad_icrc > 0 {
+            w.push(format!("{} with a bad ICRC", n(r.bad_icrc)));
+        }
+        if r.unexplained > 0 {
+            w.push(format!(
+                "{} ACK/CNP with bytes left unread",
+                n(r.unexplained)
+            ));
+        }
+        if w.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", w.join(", "))
+        }
+    });
+    Some((
+        format!(
+            "of the first {} RoCEv2 packets, {} read cleanly as {}, {} as the manifest's {}{as_ours}",
+            n(d.sampled),
+            n(b.clean - b.unexplained),
+            crate::detect::describe(&b.config, b.max_n_hop),
+            n(theirs.map_or(0, |r| r.clean - r.unexplained)),
+            crate::detect::describe(&ours, 0),
+        ),
+        format!(
+            "set {} in {}",
+            crate::detect::manifest_keys(&b.config, b.max_n_hop),
+            trace.manifest_path.display()
+        ),
+    ))
+}
+
 /// Why a trace gave no events (or none of the kind a model needs): the likeliest cause,
 /// computed from what the extraction skipped, as (what happened, what to change).
 pub fn likely_cause(trace: &Trace, r: &ExtractReport) -> (String, String) {
@@ -269,6 +321,9 @@ pub fn likely_cause(trace: &Trace, r: &ExtractReport) -> (String, String) {
         );
     }
     if biggest == damaged {
+        if let Some((what, fix)) = dialect_hint(trace) {
+            return (what, fix);
+        }
         return (
             format!(
                 "{} of the {} RoCEv2 packets are malformed or fail their ICRC when read as dialect `{}`",
@@ -346,6 +401,9 @@ pub fn assess(trace: &Trace, model: &str, stats: &ReplayStats, opt: Strictness) 
         ));
         return out;
     }
+    // The dialect the capture reads best in, when it is not the manifest's (3.: the ICRC as
+    // the oracle; the first packets only, so it costs a few milliseconds).
+    let dialect = dialect_hint(trace);
     if stats.decisions == 0 {
         let inputs = model_inputs(model);
         let kinds = r.event_kinds.nonzero();
@@ -364,6 +422,8 @@ pub fn assess(trace: &Trace, model: &str, stats: &ReplayStats, opt: Strictness) 
                 "the capture ends early after {} frames ({e}): take it again once the capture has stopped",
                 n(r.packets)
             )
+        } else if let Some((what, fix)) = &dialect {
+            format!("{what}: {fix}")
         } else if present || inputs.is_empty() {
             "the model's parameters may keep it from reacting; see docs/models/".to_string()
         } else {
@@ -373,7 +433,12 @@ pub fn assess(trace: &Trace, model: &str, stats: &ReplayStats, opt: Strictness) 
                 inputs.join(" / ")
             )
         };
+        let misread = dialect.is_some() && r.capture_error.is_none();
         out.push(Finding::error(message, Some(hint)));
+        if misread {
+            // Missing flows follow from the misreading: the cause, alone.
+            return out;
+        }
     }
     // 2. A flow the manifest lists that never appears.
     if !crate::events_in::is_events(trace)
@@ -411,6 +476,15 @@ pub fn assess(trace: &Trace, model: &str, stats: &ReplayStats, opt: Strictness) 
                 ));
             }
         }
+    }
+    // A dialect that damages packets, or leaves bytes unread, where another reads them whole.
+    if let Some((what, fix)) = dialect
+        && stats.decisions > 0
+    {
+        out.push(Finding::warning(
+            format!("{name}: the manifest's dialect misreads packets: {what}"),
+            Some(fix),
+        ));
     }
     // 3. Damage inside the replayed traffic.
     if r.damaged_in_traffic > 0 && !crate::events_in::is_events(trace) {
