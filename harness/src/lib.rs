@@ -13,6 +13,7 @@ pub mod events_in;
 pub mod extract;
 pub mod golden;
 pub mod import;
+pub mod init;
 pub mod inspect;
 pub mod intern;
 pub mod jsonl;

@@ -16,6 +16,7 @@ use cli::bless::BlessArgs;
 use cli::check::CheckArgs;
 use cli::diff::DiffArgs;
 use cli::import::ImportCommand;
+use cli::init::InitArgs;
 use cli::inspect::InspectArgs;
 use cli::replay::ReplayArgs;
 use cli::report::ReportArgs;
@@ -67,6 +68,16 @@ Exit status: 0 conformant; 1 differences found; 2 bad input; 3 the DUT failed.")
 
 Review the change with `git diff golden/` before committing it.")]
     Bless(BlessArgs),
+    /// Write the manifest beside a capture from what it shows: dialect, capture point, flows,
+    /// link rate, base RTT, MTU (each guess commented).
+    #[command(after_help = "Examples:
+  ccreplay init capture.pcap                    # writes capture.toml; then: ccreplay replay capture.pcap
+  ccreplay init capture.pcap --model hpcc --param eta=0.9 --param base_rtt_ns=8000
+  ccreplay init traces/hpcc_dumbbell.pcap -o -  # print it
+
+Exit status: 0 written; 2 unreadable capture, nothing to replay, a bad --model/--param,
+or a manifest already there (--force replaces it).")]
+    Init(InitArgs),
     /// Decode a capture packet by packet (Wireshark field names in JSON).
     #[command(after_help = "Examples:
   ccreplay inspect traces/hpcc_dumbbell.pcap --dialect hpcc
@@ -114,6 +125,7 @@ fn main() -> ExitCode {
         Command::Replay(a) => cli::replay::run(a),
         Command::Diff(a) => cli::diff::run(a),
         Command::Bless(a) => cli::bless::run(a),
+        Command::Init(a) => cli::init::run(a),
         Command::Inspect(a) => cli::inspect::run(a),
         Command::Sim(a) => cli::sim::run(a),
         Command::Synth(a) => cli::sim::run_synth(a),

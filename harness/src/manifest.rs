@@ -36,7 +36,8 @@ pub struct Manifest {
     /// Explicit flow pairing; when absent, flows are paired by IP pair, then PSN continuity.
     #[serde(default)]
     pub flows: Vec<FlowSpec>,
-    /// Where the trace came from.
+    /// Where the trace came from (optional: a captured trace by default).
+    #[serde(default)]
     pub source: Source,
 }
 
@@ -157,9 +158,11 @@ pub struct FlowSpec {
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Source {
-    /// `captured` or `synthesized`.
+    /// `captured` (default) or `synthesized`.
+    #[serde(default = "default_source_kind")]
     pub kind: String,
-    /// Device / capture tool, or generator and scenario.
+    /// Device / capture tool, or generator and scenario (default: empty).
+    #[serde(default)]
     pub generator: String,
     /// Seed of a synthesized trace.
     #[serde(default)]
@@ -167,6 +170,21 @@ pub struct Source {
     /// Free text.
     #[serde(default)]
     pub notes: Option<String>,
+}
+
+fn default_source_kind() -> String {
+    "captured".into()
+}
+
+impl Default for Source {
+    fn default() -> Self {
+        Source {
+            kind: default_source_kind(),
+            generator: String::new(),
+            seed: None,
+            notes: None,
+        }
+    }
 }
 
 mod dialect_name {
@@ -333,6 +351,40 @@ kind = "synthesized"
 generator = "test"
 seed = 7
 "#;
+
+    /// The smallest manifest: docs/manifest.md's required keys, nothing else.
+    #[test]
+    fn source_is_optional_and_means_captured() {
+        let text = r#"
+dialect = "roce"
+capture_point = { kind = "sender", host = "10.0.0.1" }
+network = { link_rate_bps = 25_000_000_000, base_rtt_ns = 5_000, mtu_bytes = 1024 }
+models = [{ name = "dcqcn" }]
+"#;
+        let m = Manifest::parse(text, Path::new("t.toml")).unwrap();
+        assert_eq!(m.source.kind, "captured");
+        assert_eq!(m.network.udp_port, 4791);
+        assert_eq!((m.int.layout.as_str(), m.int.max_hops), ("padded", 5));
+        assert!(m.flows.is_empty());
+        // Each required key, removed, is named.
+        for (key, gone) in [
+            ("dialect", "dialect = \"roce\"\n"),
+            (
+                "capture_point",
+                "capture_point = { kind = \"sender\", host = \"10.0.0.1\" }\n",
+            ),
+            (
+                "network",
+                "network = { link_rate_bps = 25_000_000_000, base_rtt_ns = 5_000, mtu_bytes = 1024 }\n",
+            ),
+            ("models", "models = [{ name = \"dcqcn\" }]\n"),
+        ] {
+            let e = Manifest::parse(&text.replace(gone, ""), Path::new("t.toml"))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(key), "{key}: {e}");
+        }
+    }
 
     #[test]
     fn parses_and_fills_network_params() {

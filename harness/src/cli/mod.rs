@@ -38,6 +38,7 @@ pub mod bless;
 pub mod check;
 pub mod diff;
 pub mod import;
+pub mod init;
 pub mod inspect;
 pub mod replay;
 pub mod report;

@@ -12,6 +12,8 @@
 //! Each candidate reads the first sampled packets; the one that reads most of them cleanly and
 //! wholly wins, then the one that sets fewest reserved bits and finds the most shims; ties go to the simpler reading (roce, then the documented defaults).
 
+pub mod survey;
+
 use std::path::Path;
 
 use ccreplay_codecs::capture::{CaptureError, CaptureReader};

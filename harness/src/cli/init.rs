@@ -1,0 +1,137 @@
+//! `ccreplay init`: write the manifest beside a capture from what the capture shows.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use ccreplay::detect::{self, survey::Survey};
+use ccreplay::init::{self, InitOptions};
+
+use super::{Failure, judge_input, load_trace, report_extraction, write_atomic};
+
+#[derive(Args)]
+pub(crate) struct InitArgs {
+    /// The capture (pcap or pcapng); the manifest is written beside it, same stem, `.toml`.
+    pub(crate) capture: PathBuf,
+    /// A model to list (repeatable; default: the detected dialect's at the capture point).
+    #[arg(long = "model")]
+    pub(crate) models: Vec<String>,
+    /// A parameter, `[MODEL.]KEY=VALUE` (repeatable): without MODEL, for every model;
+    /// `line_rate_bps`, `base_rtt_ns` and `mtu_bytes` set `[network]` instead of the estimate.
+    #[arg(long = "param", value_parser = init::parse_param)]
+    pub(crate) params: Vec<(Option<String>, String, toml::Value)>,
+    /// RoCEv2's UDP destination port.
+    #[arg(long, default_value_t = 4791)]
+    pub(crate) udp_port: u16,
+    /// Write the manifest here instead of beside the capture (`-` for standard output).
+    #[arg(short, long)]
+    pub(crate) out: Option<PathBuf>,
+    /// Replace a manifest that is already there.
+    #[arg(long)]
+    pub(crate) force: bool,
+}
+
+pub(crate) fn run(a: InitArgs) -> Result<u8, Failure> {
+    let target = a
+        .out
+        .clone()
+        .unwrap_or_else(|| a.capture.with_extension("toml"));
+    let to_stdout = target.as_os_str() == "-";
+    if !to_stdout && target.exists() && !a.force {
+        return Err(Failure::input(
+            format!("{} exists: not replaced", target.display()),
+            "give --force to replace it, or -o FILE to write elsewhere".to_string(),
+        ));
+    }
+    let unreadable = |e: ccreplay_codecs::capture::CaptureError| {
+        Failure::input(
+            format!("{}: {e}", a.capture.display()),
+            "init reads pcap and pcapng files (link types Ethernet, Linux SLL/SLL2, raw IP)"
+                .to_string(),
+        )
+    };
+    let detection = detect::detect_file(&a.capture, a.udp_port).map_err(unreadable)?;
+    let mut cfg = detection.config();
+    if cfg.int.layout == ccreplay_codecs::shim::IntLayout::Grown {
+        cfg.int.max_hops = 15;
+    }
+    let survey = Survey::read(&a.capture, &cfg).map_err(unreadable)?;
+    let opts = InitOptions {
+        models: a.models.clone(),
+        params: a.params.clone(),
+    };
+    // `capture =` is relative to the manifest's folder: the file name beside it, else the
+    // capture's absolute path.
+    let same_dir = to_stdout
+        || std::path::absolute(&target)
+            .ok()
+            .and_then(|t| t.parent().map(|p| p.to_path_buf()))
+            == std::path::absolute(&a.capture)
+                .ok()
+                .and_then(|c| c.parent().map(|p| p.to_path_buf()));
+    let field = if same_dir {
+        a.capture
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    } else {
+        std::fs::canonicalize(&a.capture)
+            .unwrap_or_else(|_| a.capture.clone())
+            .display()
+            .to_string()
+    };
+    let text =
+        init::manifest_text(&a.capture, &field, &detection, &survey, &opts).map_err(|e| {
+            Failure::input(
+                e,
+                "`ccreplay inspect CAPTURE` shows what the capture holds".to_string(),
+            )
+        })?;
+    if let Some(e) = &survey.capture_error {
+        eprintln!(
+            "ccreplay: warning: {}: the capture ends early after {} frames ({e}); the manifest is from those",
+            a.capture.display(),
+            survey.frames
+        );
+    }
+    if to_stdout {
+        out!("{text}");
+        return Ok(0);
+    }
+    write_atomic(&target, text.as_bytes())?;
+    let guesses = text.lines().filter(|l| l.starts_with("# GUESS")).count();
+    // The manifest, tried: a replay of every model it lists, judged as `replay` judges.
+    let trace = load_trace(&target)?;
+    for spec in &trace.manifest.models {
+        let stats = ccreplay::replay::replay_reference(&trace, spec, 1, |_| Ok(()))
+            .map_err(|e| Failure::input(e, None))?;
+        if spec.name == trace.manifest.models[0].name {
+            report_extraction(&trace, &stats.extract);
+        }
+        judge_input(
+            &trace,
+            &spec.name,
+            &stats,
+            false,
+            spec.name != trace.manifest.models[0].name,
+        )?;
+        note!(
+            "ccreplay: {}: {} events, {} decisions",
+            spec.name,
+            ccreplay::verdict::n(stats.events),
+            ccreplay::verdict::n(stats.decisions)
+        );
+    }
+    note!(
+        "ccreplay: wrote {} ({}; {} flows{})",
+        target.display(),
+        detect::describe(&cfg, detection.best().max_n_hop),
+        text.matches("[[flows]]").count(),
+        if guesses > 0 {
+            format!("; {guesses} GUESS lines to check")
+        } else {
+            String::new()
+        }
+    );
+    Ok(0)
+}

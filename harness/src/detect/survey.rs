@@ -1,0 +1,323 @@
+//! What a capture shows about where and how it was taken: the host at the tap and which way
+//! its data goes, the flows (both directions paired by PSN), and the link rate, MTU and base
+//! RTT as far as the packets tell them. `ccreplay init` writes a manifest from it; `inspect`
+//! lists its flows.
+//!
+//! Every estimate says how it was made ([`Estimate::how`]), for the comment `init` writes
+//! beside it.
+
+use std::collections::{BTreeMap, HashMap};
+use std::net::IpAddr;
+use std::path::Path;
+
+use ccreplay_codecs::capture::{CaptureError, CaptureReader};
+use ccreplay_codecs::{DecodeConfig, Packet};
+
+/// One direction of RoCEv2 traffic: packets from `src` to `dst` with this DestQP.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Direction {
+    /// Source IP.
+    pub src: IpAddr,
+    /// Destination IP.
+    pub dst: IpAddr,
+    /// BTH DestQP.
+    pub dest_qp: u32,
+}
+
+/// Packets of one direction, by kind.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DirectionCounts {
+    /// Frame number of its first packet (for ordering).
+    pub first_frame: u64,
+    /// All RoCEv2 packets.
+    pub packets: u64,
+    /// SEND / WRITE data packets.
+    pub data: u64,
+    /// ACK and NAK packets.
+    pub acks: u64,
+    /// CNPs.
+    pub cnps: u64,
+}
+
+/// A flow as the capture shows it: its data direction and, when seen, the direction its
+/// ACKs / NAKs / CNPs come back on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SeenFlow {
+    /// The data direction (`dest_qp`: the receiver's QP).
+    pub data: Direction,
+    /// The feedback direction (`dest_qp`: the sender's QP), paired by PSN.
+    pub feedback: Option<Direction>,
+    /// Data packets.
+    pub data_packets: u64,
+    /// Feedback packets (ACK, NAK, CNP).
+    pub feedback_packets: u64,
+}
+
+/// A value read off the capture and how.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Estimate {
+    /// The value.
+    pub value: u64,
+    /// How it was made and how to correct it (one line).
+    pub how: String,
+    /// False when the capture could not tell and `value` is a default to replace.
+    pub measured: bool,
+}
+
+/// What a capture shows.
+#[derive(Clone, Debug, Default)]
+pub struct Survey {
+    /// Frames read.
+    pub frames: u64,
+    /// RoCEv2 packets read cleanly.
+    pub roce: u64,
+    /// Every direction, with counts.
+    pub directions: BTreeMap<Direction, DirectionCounts>,
+    /// Packets (RoCEv2) each IP address is the source or destination of.
+    pub ips: BTreeMap<IpAddr, u64>,
+    /// Largest data payload, bytes.
+    pub max_payload: u64,
+    /// Smallest spacing of two consecutive data frames on one link, as (gap ns, bytes of the
+    /// earlier frame), per link (src for data leaving, dst for data arriving).
+    pub min_gap: HashMap<IpAddr, (u64, u64)>,
+    /// Smallest delay from a data packet to the ACK / NAK with its PSN, and how many pairs.
+    pub min_rtt: Option<(u64, u64)>,
+    /// (data direction, feedback direction) → packets paired by PSN.
+    pairs: HashMap<(Direction, Direction), u64>,
+    /// A framing error that ended the capture early.
+    pub capture_error: Option<String>,
+}
+
+/// Most data timestamps kept for RTT pairing; the map restarts when full (the smallest delay
+/// is found among the pairs that fit).
+const MAX_PENDING: usize = 1 << 20;
+
+impl Survey {
+    /// Read the whole capture with `cfg`.
+    pub fn read(path: &Path, cfg: &DecodeConfig) -> Result<Survey, CaptureError> {
+        let mut reader = CaptureReader::open(path)?;
+        let mut s = Survey::default();
+        // (src, dst, psn) of a data packet → (DestQP, ts).
+        let mut sent: HashMap<(IpAddr, IpAddr, u32), (u32, u64)> = HashMap::new();
+        // Last data frame per (src, dst): (ts, frame length).
+        let mut last_data: HashMap<(IpAddr, IpAddr), (u64, u64)> = HashMap::new();
+        while let Some(rec) = reader.next_record() {
+            let rec = match rec {
+                Ok(r) => r,
+                Err(e) => {
+                    s.capture_error = Some(e.to_string());
+                    break;
+                }
+            };
+            s.frames += 1;
+            let p = Packet::from_record(&rec, cfg);
+            let (Some(roce), Some(ip)) = (p.roce.as_ref(), p.ip.as_ref()) else {
+                continue;
+            };
+            if !p.headers_complete() || p.icrc_check().is_some_and(|(c, f)| c != f) {
+                continue;
+            }
+            s.roce += 1;
+            let (src, dst) = (ip.addrs.src(), ip.addrs.dst());
+            let op = roce.bth.opcode();
+            let psn = roce.bth.psn();
+            let dir = Direction {
+                src,
+                dst,
+                dest_qp: roce.bth.dest_qp(),
+            };
+            *s.ips.entry(src).or_default() += 1;
+            if dst != src {
+                *s.ips.entry(dst).or_default() += 1;
+            }
+            let c = s.directions.entry(dir).or_insert(DirectionCounts {
+                first_frame: rec.frame_number,
+                ..Default::default()
+            });
+            c.packets += 1;
+            if op.is_data() {
+                c.data += 1;
+                s.max_payload = s.max_payload.max(roce.payload_wire_len as u64);
+                let len = u64::from(rec.orig_len).max(rec.data.len() as u64);
+                if let Some((t0, len0)) = last_data.insert((src, dst), (rec.ts_ns, len))
+                    && rec.ts_ns > t0
+                {
+                    let gap = rec.ts_ns - t0;
+                    // Per host link: a sender's data leaves on its link, a receiver's arrives.
+                    for host in [src, dst] {
+                        let e = s.min_gap.entry(host).or_insert((gap, len0));
+                        // The fastest spacing: fewest ns per byte.
+                        if u128::from(gap) * u128::from(e.1) < u128::from(e.0) * u128::from(len0) {
+                            *e = (gap, len0);
+                        }
+                    }
+                }
+                if sent.len() >= MAX_PENDING {
+                    sent.clear();
+                }
+                sent.insert((src, dst, psn), (dir.dest_qp, rec.ts_ns));
+            } else if op.is_ack() || op.is_cnp() {
+                if op.is_ack() {
+                    c.acks += 1;
+                } else {
+                    c.cnps += 1;
+                }
+                // The data this feedback answers: same PSN, the other way (CNPs carry no
+                // data PSN and pair only through an ACK of the same direction).
+                if op.is_ack()
+                    && let Some(&(data_qp, t)) = sent.get(&(dst, src, psn))
+                {
+                    let data = Direction {
+                        src: dst,
+                        dst: src,
+                        dest_qp: data_qp,
+                    };
+                    *s.pairs.entry((data, dir)).or_default() += 1;
+                    if rec.ts_ns >= t {
+                        let d = rec.ts_ns - t;
+                        s.min_rtt = Some(match s.min_rtt {
+                            Some((m, n)) => (m.min(d), n + 1),
+                            None => (d, 1),
+                        });
+                    }
+                }
+            }
+        }
+        Ok(s)
+    }
+
+    /// The host at the tap: the one address every RoCEv2 packet is from or to (None at a
+    /// switch port, where no address is on every packet).
+    pub fn tap_host(&self) -> Option<IpAddr> {
+        self.ips
+            .iter()
+            .filter(|&(_, &n)| n == self.roce && n > 0)
+            .map(|(ip, _)| *ip)
+            .max_by_key(|ip| {
+                // Two addresses on every packet (one peer): the one that sends data.
+                self.directions
+                    .iter()
+                    .filter(|(d, _)| d.src == *ip)
+                    .map(|(_, c)| c.data)
+                    .sum::<u64>()
+            })
+    }
+
+    /// Data packets `host` sends and receives.
+    pub fn data_of(&self, host: IpAddr) -> (u64, u64) {
+        let mut out = (0, 0);
+        for (d, c) in &self.directions {
+            if d.src == host {
+                out.0 += c.data;
+            }
+            if d.dst == host {
+                out.1 += c.data;
+            }
+        }
+        out
+    }
+
+    /// The flows: every direction that carries data, in order of first appearance, each with
+    /// the feedback direction most of its PSNs were answered on.
+    pub fn flows(&self) -> Vec<SeenFlow> {
+        let mut data: Vec<(&Direction, &DirectionCounts)> =
+            self.directions.iter().filter(|(_, c)| c.data > 0).collect();
+        data.sort_by_key(|(_, c)| c.first_frame);
+        data.into_iter()
+            .map(|(d, c)| {
+                let feedback = self
+                    .pairs
+                    .iter()
+                    .filter(|((x, _), _)| x == d)
+                    .max_by_key(|((_, f), n)| (**n, std::cmp::Reverse(*f)))
+                    .map(|((_, f), _)| *f);
+                let feedback_packets = feedback
+                    .and_then(|f| self.directions.get(&f))
+                    .map_or(0, |c| c.acks + c.cnps);
+                SeenFlow {
+                    data: *d,
+                    feedback,
+                    data_packets: c.data,
+                    feedback_packets,
+                }
+            })
+            .collect()
+    }
+
+    /// The link rate of `host`, from the fastest spacing of two consecutive data frames on its
+    /// link, with 24 bytes of preamble, inter-frame gap and FCS added to each frame, rounded
+    /// to the nearest Ethernet rate within 15 %.
+    pub fn link_rate(&self, host: IpAddr) -> Estimate {
+        const RATES_GBPS: [u64; 10] = [1, 10, 25, 40, 50, 56, 100, 200, 400, 800];
+        let Some(&(gap, len)) = self.min_gap.get(&host) else {
+            return Estimate {
+                value: 100_000_000_000,
+                how: "no two consecutive data frames to measure: 100 Gbps assumed; set your link's rate".into(),
+                measured: false,
+            };
+        };
+        let bps = (len + 24) as f64 * 8.0 * 1e9 / gap as f64;
+        let nearest = RATES_GBPS
+            .iter()
+            .map(|g| *g as f64 * 1e9)
+            .min_by(|a, b| (a / bps).ln().abs().total_cmp(&(b / bps).ln().abs()))
+            .unwrap_or(bps);
+        let how = format!(
+            "two data frames {gap} ns apart, the first of {len} B (+24 B preamble, gap and FCS): {:.2} Gbps",
+            bps / 1e9
+        );
+        if (nearest / bps).ln().abs() < 0.15f64.ln_1p() {
+            Estimate {
+                value: nearest as u64,
+                how: format!("{how}, the nearest Ethernet rate"),
+                measured: true,
+            }
+        } else {
+            Estimate {
+                value: (bps / 1e6).round() as u64 * 1_000_000,
+                how: format!("{how} (no Ethernet rate within 15 %: check it)"),
+                measured: true,
+            }
+        }
+    }
+
+    /// The base RTT, from the smallest delay from a data packet to the ACK with its PSN (seen
+    /// at a sender; a receiver's capture holds no round trip).
+    pub fn base_rtt(&self, at_sender: bool) -> Estimate {
+        match self.min_rtt {
+            Some((d, n)) if at_sender && d > 0 => Estimate {
+                value: d,
+                how: format!(
+                    "the smallest data-to-ACK delay of {n} ACKs (timestamps at the tap; set the device's configured T if it differs)"
+                ),
+                measured: true,
+            },
+            _ => Estimate {
+                value: 10_000,
+                how: if at_sender {
+                    "no ACK answers a data packet's PSN: 10 µs assumed; set your network's base RTT"
+                        .into()
+                } else {
+                    "a receiver's capture holds no round trip: 10 µs assumed; set your network's base RTT".into()
+                },
+                measured: false,
+            },
+        }
+    }
+
+    /// The MTU: the largest data payload seen.
+    pub fn mtu(&self) -> Estimate {
+        if self.max_payload == 0 {
+            return Estimate {
+                value: 1024,
+                how: "no data packet: 1024 B assumed; set your MTU".into(),
+                measured: false,
+            };
+        }
+        Estimate {
+            value: self.max_payload,
+            how: "the largest data payload seen (a full packet of a multi-packet message)".into(),
+            measured: true,
+        }
+    }
+}

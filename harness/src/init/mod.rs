@@ -1,0 +1,370 @@
+//! `ccreplay init`: a manifest written from what a capture shows (issue 14.5).
+//!
+//! Role: turn a [`Detection`] (dialect, INT layout) and a [`Survey`] (tap host, flows, link
+//! rate, base RTT, MTU) into manifest text, every inferred value with a comment saying how it
+//! was found and how to correct it. May use: detect/, manifest (to check what it writes),
+//! models (to check parameters). Writing the file is the CLI's (cli/init.rs).
+
+use std::net::IpAddr;
+use std::path::Path;
+
+use ccreplay_codecs::Dialect;
+use ccreplay_codecs::shim::IntLayout;
+
+use crate::detect::Detection;
+use crate::detect::survey::Survey;
+use crate::manifest::Manifest;
+use crate::verdict::n;
+
+/// Keys of `--param` that are the `[network]`'s, not a model's.
+pub const NETWORK_KEYS: [&str; 3] = ["line_rate_bps", "base_rtt_ns", "mtu_bytes"];
+
+/// What the user asked for.
+#[derive(Clone, Debug, Default)]
+pub struct InitOptions {
+    /// Models to list (default: the dialect's at the capture point).
+    pub models: Vec<String>,
+    /// `[MODEL.]KEY=VALUE` parameters, in the order given.
+    pub params: Vec<(Option<String>, String, toml::Value)>,
+}
+
+/// Why no manifest could be written.
+#[derive(Debug, thiserror::Error)]
+pub enum InitError {
+    /// The capture holds nothing to build a manifest on.
+    #[error("{0}")]
+    Nothing(String),
+    /// A parameter or model the user gave is wrong.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// Parse `--param [MODEL.]KEY=VALUE`; VALUE is a TOML value (`0.95`, `4`, `true`, `[]`), or a
+/// string when it is none.
+pub fn parse_param(s: &str) -> Result<(Option<String>, String, toml::Value), String> {
+    let (key, value) = s
+        .split_once('=')
+        .ok_or_else(|| format!("`{s}`: expected [MODEL.]KEY=VALUE"))?;
+    let (model, key) = match key.split_once('.') {
+        Some((m, k)) => (Some(m.trim().to_string()), k.trim().to_string()),
+        None => (None, key.trim().to_string()),
+    };
+    if key.is_empty() {
+        return Err(format!("`{s}`: no KEY before `=`"));
+    }
+    let value = toml::from_str::<toml::Table>(&format!("v = {value}"))
+        .ok()
+        .and_then(|mut t| t.remove("v"))
+        .unwrap_or_else(|| toml::Value::String(value.to_string()));
+    Ok((model, key, value))
+}
+
+/// The models a capture of `dialect` at `kind` replays by default.
+pub fn default_models(dialect: Dialect, kind: &str) -> Result<Vec<&'static str>, String> {
+    Ok(match (dialect, kind) {
+        (_, "switch_port") => vec!["dcqcn-cp"],
+        (Dialect::Roce, "sender") => vec!["dcqcn"],
+        (Dialect::Roce, _) => vec!["dcqcn-np"],
+        (Dialect::Hpcc, "sender") => vec!["hpcc"],
+        (Dialect::Hpcc, _) => {
+            return Err(
+                "HPCC decides at the sender: no model replays an hpcc capture taken at a receiver (capture at the sender, or give --model)"
+                    .into(),
+            );
+        }
+        (Dialect::Fncc, "sender") => vec!["fncc"],
+        (Dialect::Fncc, _) => vec!["fncc-receiver"],
+        (Dialect::Rcc, "sender") => vec!["rcc-sender"],
+        (Dialect::Rcc, _) => vec!["rcc-receiver"],
+    })
+}
+
+fn toml_str(s: &str) -> String {
+    toml::Value::String(s.to_string()).to_string()
+}
+
+/// The manifest text for `capture`; `capture_field` is what `capture =` says (its path from
+/// the manifest's folder).
+pub fn manifest_text(
+    capture: &Path,
+    capture_field: &str,
+    detection: &Detection,
+    survey: &Survey,
+    opts: &InitOptions,
+) -> Result<String, InitError> {
+    let cfg = detection.config();
+    if survey.roce == 0 {
+        return Err(InitError::Nothing(format!(
+            "{} holds no RoCEv2 packet (UDP to port {}) that reads cleanly in {} frames: nothing to replay",
+            capture.display(),
+            cfg.udp_port,
+            n(survey.frames)
+        )));
+    }
+    let file = capture
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut t = String::new();
+    let mut line = |s: &str| {
+        t.push_str(s);
+        t.push('\n');
+    };
+    line(&format!(
+        "# Written by `ccreplay init {file}` from what the capture shows (docs/manifest.md)."
+    ));
+    line("# Each inferred value has a comment saying how it was found; GUESS marks one the");
+    line("# capture could not tell: set it to your setup's value.");
+    line(&format!("capture = {}", toml_str(capture_field)));
+    line(&format!("# {}", detection.why()));
+    line(&format!("dialect = \"{}\"", cfg.dialect.name()));
+    line("");
+
+    // The capture point.
+    line("[capture_point]");
+    let host = survey.tap_host();
+    let kind = match host {
+        Some(h) => {
+            let (sent, received) = survey.data_of(h);
+            let kind = if sent >= received {
+                "sender"
+            } else {
+                "receiver"
+            };
+            line(&format!(
+                "# {h} is on every one of the {} RoCEv2 packets; it sends {} data packets and receives {}",
+                n(survey.roce),
+                n(sent),
+                n(received)
+            ));
+            if sent > 0 && received > 0 {
+                line(&format!(
+                    "# (data both ways: replayed as the {kind}; change `kind` for the other side)"
+                ));
+            }
+            line(&format!("kind = \"{kind}\""));
+            line(&format!("host = \"{h}\""));
+            kind
+        }
+        None => {
+            let stem = capture
+                .file_stem()
+                .map(|f| f.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            line(&format!(
+                "# no address is on every RoCEv2 packet ({} addresses): a switch port's mirror",
+                survey.ips.len()
+            ));
+            line("kind = \"switch_port\"");
+            line("# GUESS: name the switch and port, for reports (e.g. \"tor1:17\")");
+            line(&format!("port = {}", toml_str(&stem)));
+            "switch_port"
+        }
+    };
+    line("");
+
+    // The network: given values win over estimates.
+    let given = |key: &str| {
+        opts.params
+            .iter()
+            .rev()
+            .find(|(m, k, _)| m.is_none() && k == key)
+            .map(|(_, _, v)| v.clone())
+    };
+    line("[network]");
+    let rate_host = host.or_else(|| survey.min_gap.keys().next().copied());
+    let estimates = [
+        (
+            "link_rate_bps",
+            "line_rate_bps",
+            rate_host.map(|h| survey.link_rate(h)),
+        ),
+        (
+            "base_rtt_ns",
+            "base_rtt_ns",
+            Some(survey.base_rtt(kind == "sender")),
+        ),
+        ("mtu_bytes", "mtu_bytes", Some(survey.mtu())),
+    ];
+    for (key, param, est) in estimates {
+        if let Some(v) = given(param) {
+            line(&format!(
+                "# given on the command line (--param {param}=...)"
+            ));
+            line(&format!("{key} = {v}"));
+            continue;
+        }
+        let est = est.unwrap_or_else(|| survey.link_rate(IpAddr::from([0, 0, 0, 0])));
+        let tag = if est.measured { "measured" } else { "GUESS" };
+        line(&format!("# {tag}: {}", est.how));
+        line(&format!("{key} = {}", est.value));
+    }
+    line(&format!("udp_port = {}", cfg.udp_port));
+    line("");
+
+    if matches!(cfg.dialect, Dialect::Hpcc | Dialect::Fncc) {
+        line("[int]");
+        let (layout, hops) = match cfg.int.layout {
+            IntLayout::Padded => ("padded", cfg.int.max_hops),
+            IntLayout::Grown => ("grown", detection.best().max_n_hop.max(5)),
+        };
+        let seen = detection.best().max_n_hop;
+        line(&format!(
+            "# detected with the dialect; up to {seen} hop{} filled",
+            if seen == 1 { "" } else { "s" }
+        ));
+        line(&format!("max_hops = {hops}"));
+        line(&format!("layout = \"{layout}\""));
+        line("");
+    }
+
+    // The models and their parameters.
+    let models: Vec<String> = if opts.models.is_empty() {
+        default_models(cfg.dialect, kind)
+            .map_err(InitError::Invalid)?
+            .into_iter()
+            .map(String::from)
+            .collect()
+    } else {
+        opts.models.clone()
+    };
+    for (m, k, _) in &opts.params {
+        if let Some(m) = m
+            && !models.contains(m)
+        {
+            return Err(InitError::Invalid(format!(
+                "--param {m}.{k}: `{m}` is not among the models ({})",
+                models.join(", ")
+            )));
+        }
+    }
+    for m in &models {
+        let mut params = toml::Table::new();
+        for (pm, k, v) in &opts.params {
+            let network = pm.is_none() && NETWORK_KEYS.contains(&k.as_str());
+            if (pm.is_none() && !network) || pm.as_deref() == Some(m.as_str()) {
+                params.insert(k.clone(), v.clone());
+            }
+        }
+        line("[[models]]");
+        if opts.models.is_empty() {
+            line(&format!(
+                "# the model for `{}` at a {kind} (--model to choose; `ccreplay replay --help` lists them)",
+                cfg.dialect.name()
+            ));
+        }
+        line(&format!("name = {}", toml_str(m)));
+        if !params.is_empty() {
+            line("");
+            line("[models.params]");
+            let text = toml::to_string(&params).map_err(|e| InitError::Invalid(e.to_string()))?;
+            t_push(&mut line, &text);
+        }
+        line("");
+    }
+
+    // The flows.
+    if kind != "switch_port" {
+        let host = host.expect("a host at a sender or receiver");
+        let flows = survey.flows();
+        let mut written = 0;
+        let mut unpaired = Vec::new();
+        for f in &flows {
+            let (local, remote) = if kind == "sender" {
+                (f.data.src, f.data.dst)
+            } else {
+                (f.data.dst, f.data.src)
+            };
+            if local != host {
+                continue;
+            }
+            let Some(fb) = f.feedback else {
+                unpaired.push(f);
+                continue;
+            };
+            // At a sender the local QP is the one its ACKs carry; at a receiver, its data's.
+            let (local_qp, remote_qp) = if kind == "sender" {
+                (fb.dest_qp, f.data.dest_qp)
+            } else {
+                (f.data.dest_qp, fb.dest_qp)
+            };
+            line("[[flows]]");
+            line(&format!(
+                "# {} data packets, {} ACK/NAK/CNP; paired by PSN",
+                n(f.data_packets),
+                n(f.feedback_packets)
+            ));
+            line(&format!("local_ip = \"{local}\""));
+            line(&format!("local_qp = {local_qp}"));
+            line(&format!("remote_ip = \"{remote}\""));
+            line(&format!("remote_qp = {remote_qp}"));
+            line("");
+            written += 1;
+        }
+        for f in unpaired {
+            line(&format!(
+                "# {} -> {} QP 0x{:06x} ({} data packets): no ACK answers its PSNs, so no [[flows]] entry; its",
+                f.data.src,
+                f.data.dst,
+                f.data.dest_qp,
+                n(f.data_packets)
+            ));
+            line("# data is still replayed, paired by IP pair (docs/manifest.md)");
+        }
+        if written == 0 {
+            line("# no flow pairs its data with ACKs: flows are paired by IP pair at replay");
+        }
+    }
+
+    line("[source]");
+    line("kind = \"captured\"");
+    line("# generator = \"NIC or switch model, firmware, capture tool\"");
+    // What was written must be a manifest `replay` takes.
+    let m = Manifest::parse(&t, Path::new("init"))
+        .map_err(|e| InitError::Invalid(format!("the manifest would not parse: {e}")))?;
+    // And models that build with the parameters given (C-7: named when rejected).
+    for spec in &m.models {
+        crate::models::build(&spec.name, &m.model_params(spec))
+            .map_err(|e| InitError::Invalid(e.to_string()))?;
+    }
+    Ok(t)
+}
+
+fn t_push(line: &mut impl FnMut(&str), text: &str) {
+    for l in text.lines() {
+        line(l);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn params_are_toml_values_with_an_optional_model() {
+        let (m, k, v) = parse_param("eta=0.95").unwrap();
+        assert_eq!((m, k.as_str(), v), (None, "eta", toml::Value::Float(0.95)));
+        let (m, k, v) = parse_param("dcqcn-nic.rpg_gd=11").unwrap();
+        assert_eq!(
+            (m.as_deref(), k.as_str(), v),
+            (Some("dcqcn-nic"), "rpg_gd", toml::Value::Integer(11))
+        );
+        let (_, _, v) = parse_param("reserved_line_rates=[]").unwrap();
+        assert_eq!(v, toml::Value::Array(vec![]));
+        let (_, _, v) = parse_param("name=tor1").unwrap();
+        assert_eq!(v, toml::Value::String("tor1".into()));
+        assert!(parse_param("eta").is_err());
+        assert!(parse_param("=1").is_err());
+    }
+
+    #[test]
+    fn every_dialect_has_a_model_at_a_sender() {
+        for d in Dialect::ALL {
+            let m = default_models(d, "sender").unwrap();
+            for name in m {
+                assert!(crate::models::fields(name).is_some(), "{name}");
+            }
+        }
+        assert!(default_models(Dialect::Hpcc, "receiver").is_err());
+    }
+}

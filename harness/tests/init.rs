@@ -1,0 +1,162 @@
+//! `ccreplay init` (issue 14.5): from "I have a pcap" to a verdict in one command. The
+//! expectations are the bundled manifests, written by `ccreplay sim` from the scenario that
+//! made each capture (what the simulator knew, not what init reads off the packets).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use ccreplay::manifest::Manifest;
+
+const BUNDLED: [&str; 5] = [
+    "roce_dcqcn",
+    "hpcc_dumbbell",
+    "fncc_dumbbell",
+    "rcc_sender",
+    "rcc_receiver",
+];
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn run(dir: &Path, args: &[&str]) -> (i32, Vec<u8>, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_ccreplay"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        out.stdout,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A fresh folder holding a copy of a bundled capture, and no manifest.
+fn alone(name: &str, tag: &str) -> PathBuf {
+    let dir =
+        std::env::temp_dir().join(format!("ccreplay-init-{}-{tag}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(
+        repo().join(format!("traces/{name}.pcap")),
+        dir.join(format!("{name}.pcap")),
+    )
+    .unwrap();
+    dir
+}
+
+/// With the device's configuration given (the models and their parameters: what a user knows
+/// of their NIC), the manifest init writes replays to the very decisions of the bundled one;
+/// everything else — dialect, INT layout, capture point, flows, link rate, MTU — comes from
+/// the capture.
+#[test]
+fn init_then_replay_gives_the_bundled_decisions() {
+    for name in BUNDLED {
+        let bundled_path = repo().join(format!("traces/{name}.toml"));
+        let bundled = Manifest::load(&bundled_path).unwrap();
+        let dir = alone(name, "same");
+        let pcap = format!("{name}.pcap");
+        let mut args: Vec<String> = vec!["init".into(), pcap.clone()];
+        for m in &bundled.models {
+            args.extend(["--model".into(), m.name.clone()]);
+            for (k, v) in &m.params {
+                args.extend(["--param".into(), format!("{}.{k}={v}", m.name)]);
+            }
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (code, _, err) = run(&dir, &args);
+        assert_eq!(code, 0, "{name}: {err}");
+        let made = Manifest::load(&dir.join(format!("{name}.toml"))).unwrap();
+        assert_eq!(made.dialect, bundled.dialect, "{name}");
+        assert_eq!(made.capture_point, bundled.capture_point, "{name}");
+        assert_eq!(made.int, bundled.int, "{name}");
+        assert_eq!(made.flows, bundled.flows, "{name}");
+        assert_eq!(made.network.mtu_bytes, bundled.network.mtu_bytes, "{name}");
+        assert_eq!(made.network.udp_port, bundled.network.udp_port, "{name}");
+        assert_eq!(
+            made.network.link_rate_bps, bundled.network.link_rate_bps,
+            "{name}"
+        );
+        assert_eq!(made.source.kind, "captured");
+        if bundled.capture_point.kind() == "sender" {
+            // The smallest data-to-ACK delay at the tap: the unloaded RTT, to the ns the
+            // timestamps allow (the simulator rounds its T up from picoseconds).
+            let (a, b) = (made.network.base_rtt_ns, bundled.network.base_rtt_ns);
+            assert!(a.abs_diff(b) <= 1, "{name}: base RTT {a} vs {b}");
+        }
+        for m in &bundled.models {
+            let (c1, ours, e1) = run(
+                &dir,
+                &["replay", &format!("{name}.toml"), "--model", &m.name],
+            );
+            let (c2, theirs, e2) = run(
+                &repo(),
+                &["replay", &format!("traces/{name}.toml"), "--model", &m.name],
+            );
+            assert_eq!((c1, c2), (0, 0), "{name} {}: {e1}\n{e2}", m.name);
+            assert!(!ours.is_empty(), "{name} {}", m.name);
+            assert!(ours == theirs, "{name} {}: decisions differ", m.name);
+        }
+    }
+}
+
+/// No editing: init, then replay the capture by its name, on every bundled capture.
+#[test]
+fn init_alone_is_enough_to_replay() {
+    for name in BUNDLED {
+        let dir = alone(name, "alone");
+        let pcap = format!("{name}.pcap");
+        let (code, _, err) = run(&dir, &["init", &pcap]);
+        assert_eq!(code, 0, "{name}: {err}");
+        assert!(err.contains(&format!("wrote {name}.toml")), "{err}");
+        let (code, out, err) = run(&dir, &["replay", &pcap]);
+        assert_eq!(code, 0, "{name}: {err}");
+        assert!(out.len() > 1000, "{name}: few decisions");
+        assert!(err.contains("events"), "{err}");
+        // A receiver's capture cannot show the RTT: that guess is marked.
+        let text = std::fs::read_to_string(dir.join(format!("{name}.toml"))).unwrap();
+        assert_eq!(
+            text.contains("# GUESS"),
+            name == "rcc_receiver",
+            "{name}:\n{text}"
+        );
+    }
+}
+
+#[test]
+fn init_keeps_a_manifest_that_is_there() {
+    let dir = alone("hpcc_dumbbell", "keep");
+    std::fs::write(dir.join("hpcc_dumbbell.toml"), "# mine\n").unwrap();
+    let (code, _, err) = run(&dir, &["init", "hpcc_dumbbell.pcap"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--force"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("hpcc_dumbbell.toml")).unwrap(),
+        "# mine\n"
+    );
+    let (code, _, err) = run(&dir, &["init", "hpcc_dumbbell.pcap", "--force"]);
+    assert_eq!(code, 0, "{err}");
+}
+
+#[test]
+fn init_refuses_bad_parameters_and_empty_captures() {
+    let dir = alone("hpcc_dumbbell", "bad");
+    let (code, _, err) = run(&dir, &["init", "hpcc_dumbbell.pcap", "--param", "etta=0.9"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("etta"), "{err}");
+    assert!(!dir.join("hpcc_dumbbell.toml").exists());
+    let (code, _, err) = run(
+        &dir,
+        &["init", "hpcc_dumbbell.pcap", "--param", "dcqcn.rpg_gd=3"],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("not among the models"), "{err}");
+    // A capture with no RoCEv2: nothing written.
+    let (code, _, err) = run(
+        &repo(),
+        &["init", "tests/fixtures/malformed.pcap", "-o", "-"],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("nothing to replay"), "{err}");
+}
