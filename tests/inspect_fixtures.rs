@@ -56,3 +56,62 @@ fn every_expected_field_matches() {
     }
     assert!(checked > 5000, "only {checked} fields checked");
 }
+
+/// The summary's flow list against the generator's packets: one entry per (source,
+/// destination, DestQP) of the RoCEv2 packets it built whole, with their count.
+#[test]
+fn the_flow_list_counts_the_generators_packets() {
+    use std::collections::BTreeMap;
+    let mut checked = 0;
+    for path in fixture_captures() {
+        let name = path.file_name().unwrap().to_str().unwrap().to_string();
+        let stem = name.rsplit_once('.').unwrap().0;
+        let expected =
+            std::fs::read_to_string(path.with_file_name(format!("{stem}.expected.jsonl"))).unwrap();
+        let mut want: BTreeMap<(String, String, u64), u64> = BTreeMap::new();
+        let mut whole = true;
+        for line in expected.lines() {
+            let e: Value = serde_json::from_str(line).unwrap();
+            if e.get("ccreplay.error.layer").is_some() {
+                whole = false;
+            }
+            let Some(qp) = e.get("infiniband.bth.destqp").and_then(Value::as_u64) else {
+                continue;
+            };
+            let addr = |v4: &str, v6: &str| {
+                e.get(v4)
+                    .or_else(|| e.get(v6))
+                    .and_then(Value::as_str)
+                    .unwrap()
+                    .to_string()
+            };
+            *want
+                .entry((addr("ip.src", "ipv6.src"), addr("ip.dst", "ipv6.dst"), qp))
+                .or_default() += 1;
+        }
+        // Captures with a packet broken before its DestQP could name it differently.
+        if !whole {
+            continue;
+        }
+        let (_, summary) = inspect_json(&path, fixture_dialect(&name));
+        let got: BTreeMap<(String, String, u64), u64> = summary["flow_list"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                (
+                    (
+                        f["src"].as_str().unwrap().to_string(),
+                        f["dst"].as_str().unwrap().to_string(),
+                        f["dest_qp"].as_u64().unwrap(),
+                    ),
+                    f["packets"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(got, want, "{name}");
+        assert_eq!(summary["flows"], want.len(), "{name}");
+        checked += want.len();
+    }
+    assert!(checked > 20, "only {checked} flows checked");
+}

@@ -6,7 +6,7 @@
 //! key is listed in docs/inspect.md. A malformed packet still gives a record, with its frame
 //! number and the error (layer, offset, reason); the run goes on.
 
-use rustc_hash::FxHashSet;
+use rustc_hash::FxHashMap;
 use std::io::{self, Write};
 use std::net::IpAddr;
 
@@ -59,9 +59,53 @@ pub struct Summary {
     pub other: u64,
     /// Distinct (source IP, destination IP, DestQP) of RoCEv2 packets.
     pub flows: u64,
+    /// Each of them with its packets, in order of first appearance.
+    pub flow_list: Vec<FlowRow>,
     /// The capture ended with a framing error after this many records.
     pub capture_error: Option<String>,
 }
+
+/// One direction of RoCEv2 traffic (source, destination, DestQP) and its packets.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FlowRow {
+    /// Source IP.
+    pub src: IpAddr,
+    /// Destination IP.
+    pub dst: IpAddr,
+    /// BTH DestQP.
+    pub dest_qp: u32,
+    /// Counts.
+    pub counts: FlowCounts,
+}
+
+/// Packets of one direction, by kind.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FlowCounts {
+    /// Frame number of the first.
+    pub first_frame: u64,
+    /// RoCEv2 packets.
+    pub packets: u64,
+    /// SEND / WRITE data.
+    pub data: u64,
+    /// ACK / NAK.
+    pub acks: u64,
+    /// CNPs.
+    pub cnps: u64,
+}
+
+impl FlowCounts {
+    fn merge(&mut self, o: &FlowCounts) {
+        if self.packets == 0 || (o.packets > 0 && o.first_frame < self.first_frame) {
+            self.first_frame = o.first_frame;
+        }
+        self.packets += o.packets;
+        self.data += o.data;
+        self.acks += o.acks;
+        self.cnps += o.cnps;
+    }
+}
+
+type FlowKey = (IpAddr, IpAddr, u32);
 
 /// Decode one record.
 pub fn decode_record<'a>(rec: &Record<'a>, cfg: &DecodeConfig) -> Packet<'a> {
@@ -72,8 +116,10 @@ pub fn decode_record<'a>(rec: &Record<'a>, cfg: &DecodeConfig) -> Packet<'a> {
 struct Tally {
     s: Summary,
     opcodes: [u64; 256],
-    flows: FxHashSet<(IpAddr, IpAddr, u32)>,
-    last_flow: Option<(IpAddr, IpAddr, u32)>,
+    flows: FxHashMap<FlowKey, FlowCounts>,
+    /// The flow of the packets just counted, not yet in `flows`: consecutive packets mostly
+    /// share a flow, so the hash is paid once per run of them.
+    last_flow: Option<(FlowKey, FlowCounts)>,
 }
 
 impl Default for Tally {
@@ -81,26 +127,43 @@ impl Default for Tally {
         Tally {
             s: Summary::default(),
             opcodes: [0; 256],
-            flows: FxHashSet::default(),
+            flows: FxHashMap::default(),
             last_flow: None,
         }
     }
 }
 
 impl Tally {
-    fn add(&mut self, p: &Packet<'_>, icrc_ok: Option<bool>) {
+    fn add(&mut self, frame: u64, p: &Packet<'_>, icrc_ok: Option<bool>) {
         self.s.packets += 1;
         self.s.malformed += p.error.is_some() as u64;
         self.s.warnings += (p.warnings > 0) as u64;
         if let Some(r) = &p.roce {
-            self.opcodes[r.bth.opcode().0 as usize] += 1;
+            let op = r.bth.opcode();
+            self.opcodes[op.0 as usize] += 1;
             if let Some(ip) = &p.ip {
                 let key = (ip.addrs.src(), ip.addrs.dst(), r.bth.dest_qp());
-                // Consecutive packets mostly share a flow: skip the hash then.
-                if self.last_flow != Some(key) {
-                    self.flows.insert(key);
-                    self.last_flow = Some(key);
-                }
+                let c = match &mut self.last_flow {
+                    Some((k, c)) if *k == key => c,
+                    last => {
+                        if let Some((k, c)) = last.take() {
+                            self.flows.entry(k).or_default().merge(&c);
+                        }
+                        &mut last
+                            .insert((
+                                key,
+                                FlowCounts {
+                                    first_frame: frame,
+                                    ..Default::default()
+                                },
+                            ))
+                            .1
+                    }
+                };
+                c.packets += 1;
+                c.data += op.is_data() as u64;
+                c.acks += op.is_ack() as u64;
+                c.cnps += op.is_cnp() as u64;
             }
             self.s.icrc_bad += (icrc_ok == Some(false)) as u64;
         } else if p.pfc.is_some() {
@@ -122,15 +185,36 @@ impl Tally {
         for (x, y) in self.opcodes.iter_mut().zip(o.opcodes) {
             *x += y;
         }
-        self.flows.extend(o.flows);
+        for (k, c) in o
+            .flows
+            .iter()
+            .chain(o.last_flow.as_ref().map(|(k, c)| (k, c)))
+        {
+            self.flows.entry(*k).or_default().merge(c);
+        }
     }
 
     fn finish(mut self) -> Summary {
+        if let Some((k, c)) = self.last_flow.take() {
+            self.flows.entry(k).or_default().merge(&c);
+        }
         self.s.by_opcode = (0..256)
             .filter(|&i| self.opcodes[i] > 0)
             .map(|i| (i as u8, self.opcodes[i]))
             .collect();
         self.s.flows = self.flows.len() as u64;
+        let mut list: Vec<FlowRow> = self
+            .flows
+            .iter()
+            .map(|(&(src, dst, dest_qp), &counts)| FlowRow {
+                src,
+                dst,
+                dest_qp,
+                counts,
+            })
+            .collect();
+        list.sort_by_key(|f| (f.counts.first_frame, f.src, f.dst, f.dest_qp));
+        self.s.flow_list = list;
         self.s
     }
 }
@@ -184,7 +268,7 @@ pub fn run_with_workers(
             for rec in batch.records() {
                 let p = decode_record(&rec, &opts.decode);
                 let icrc = p.icrc_check();
-                tally.add(&p, icrc.map(|(c, f)| c == f));
+                tally.add(rec.frame_number, &p, icrc.map(|(c, f)| c == f));
                 match opts.format {
                     Format::Json => {
                         write_json(buf, &rec, &p, icrc, &opts.decode, opts.pfc_link_bps)
@@ -704,6 +788,28 @@ fn write_json_summary(buf: &mut Vec<u8>, s: &Summary) {
         .u("icrc_bad", s.icrc_bad)
         .u("other", s.other)
         .raw("by_opcode", &by_op);
+    let mut list = Vec::new();
+    list.push(b'[');
+    for (i, f) in s.flow_list.iter().enumerate() {
+        if i > 0 {
+            list.push(b',');
+        }
+        let mut one = Vec::new();
+        let mut o = Obj::new(&mut one);
+        o.s("src", &f.src.to_string())
+            .s("dst", &f.dst.to_string())
+            .u("dest_qp", f.dest_qp)
+            .u("first_frame", f.counts.first_frame)
+            .u("packets", f.counts.packets)
+            .u("data", f.counts.data)
+            .u("acks", f.counts.acks)
+            .u("cnps", f.counts.cnps);
+        o.end();
+        one.pop(); // the newline
+        list.extend(one);
+    }
+    list.push(b']');
+    o.raw("flow_list", &list);
     if let Some(e) = &s.capture_error {
         o.s("capture_error", e);
     }
@@ -752,6 +858,40 @@ fn write_text_summary(buf: &mut Vec<u8>, s: &Summary) {
             buf,
             "  0x{op:02x} {:<24} {n}",
             ccreplay_codecs::ib::Opcode(*op).to_string()
+        );
+    }
+    const SHOWN: usize = 40;
+    if !s.flow_list.is_empty() {
+        let _ = writeln!(buf, "flows (source -> destination, DestQP: packets):");
+    }
+    for f in s.flow_list.iter().take(SHOWN) {
+        let c = &f.counts;
+        let mut kinds = Vec::new();
+        for (n, what) in [(c.data, "data"), (c.acks, "ACK/NAK"), (c.cnps, "CNP")] {
+            if n > 0 {
+                kinds.push(format!("{n} {what}"));
+            }
+        }
+        let other = c.packets - c.data - c.acks - c.cnps;
+        if other > 0 {
+            kinds.push(format!("{other} other"));
+        }
+        let _ = writeln!(
+            buf,
+            "  {} -> {} QP 0x{:06x}: {} ({}), from frame {}",
+            f.src,
+            f.dst,
+            f.dest_qp,
+            c.packets,
+            kinds.join(", "),
+            c.first_frame
+        );
+    }
+    if s.flow_list.len() > SHOWN {
+        let _ = writeln!(
+            buf,
+            "  ... {} more (--format json lists all, in the summary's flow_list)",
+            s.flow_list.len() - SHOWN
         );
     }
     if let Some(e) = &s.capture_error {

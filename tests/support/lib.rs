@@ -20,7 +20,8 @@ pub fn fixture_dialect(name: &str) -> Dialect {
     Dialect::Roce
 }
 
-/// Every capture under `tests/fixtures/`, sorted.
+/// Every capture under `tests/fixtures/` with its `.expected.jsonl` (the `detect_*` captures
+/// have none: their names are the expectation), sorted.
 pub fn fixture_captures() -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(fixtures_dir())
         .expect("tests/fixtures")
@@ -29,7 +30,10 @@ pub fn fixture_captures() -> Vec<PathBuf> {
             matches!(
                 p.extension().and_then(|e| e.to_str()),
                 Some("pcap" | "pcapng")
-            )
+            ) && !p
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("detect_"))
         })
         .collect();
     v.sort();
