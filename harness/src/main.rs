@@ -14,6 +14,7 @@ mod cli;
 
 use cli::bless::BlessArgs;
 use cli::check::CheckArgs;
+use cli::completions::{CompletionsArgs, ManArgs};
 use cli::diff::DiffArgs;
 use cli::import::ImportCommand;
 use cli::init::InitArgs;
@@ -55,8 +56,8 @@ Exit status: 0 done; 2 bad trace, manifest or model; 3 the DUT failed.")]
     /// Compare a DUT (or a golden file) with the reference model on a trace.
     #[command(after_help = "Examples:
   ccreplay diff traces/hpcc_dumbbell.toml --dut 'process:python3 examples/duts/hpcc_dut.py'
-  ccreplay diff traces/hpcc_dumbbell.toml --dut cabi:./libhpcc_dut.so --state all
-  ccreplay diff traces/roce_dcqcn.toml --dut model:dcqcn-nic --tol rate_bps=rel:0.01
+  ccreplay diff traces/hpcc_dumbbell.toml --dut cabi:./libhpcc_dut.so --state all   # needs: the C example DUT built (docs/dut.md)
+  ccreplay diff traces/roce_dcqcn.toml --dut model:dcqcn-nic --tol rate_bps=rel:0.01   # exits 1: the NIC profile departs
   ccreplay diff traces/hpcc_dumbbell.toml --golden golden/hpcc_dumbbell/hpcc.jsonl --junit out.xml
 
 Exit status: 0 conformant; 1 differences found; 2 bad input; 3 the DUT failed.")]
@@ -72,7 +73,7 @@ Review the change with `git diff golden/` before committing it.")]
     /// link rate, base RTT, MTU (each guess commented).
     #[command(after_help = "Examples:
   ccreplay init capture.pcap                    # writes capture.toml; then: ccreplay replay capture.pcap
-  ccreplay init capture.pcap --model hpcc --param eta=0.9 --param base_rtt_ns=8000
+  ccreplay init capture.pcap --force --model hpcc --param eta=0.9 --param base_rtt_ns=8000
   ccreplay init traces/hpcc_dumbbell.pcap -o -  # print it
 
 Exit status: 0 written; 2 unreadable capture, nothing to replay, a bad --model/--param,
@@ -89,8 +90,8 @@ Exit status: 0 read to the end; 1 with --strict when a packet was malformed;
     Inspect(InspectArgs),
     /// Run a scenario through the network simulator: a pcap + manifest per tap, metrics.json.
     #[command(after_help = "Examples:
-  ccreplay sim scenarios/hpcc_incast_16.toml --out out/hpcc_incast_16
-  ccreplay sim scenarios/dcqcn_incast_pfc.toml --out /tmp/pfc --seed 7
+  ccreplay sim scenarios/papers/hpcc_incast_16.toml --out out/hpcc_incast_16
+  ccreplay sim scenarios/papers/dcqcn_incast_pfc.toml --out out/pfc --seed 7
 
 The captures replay with `ccreplay replay/check`; docs/sim.md, docs/metrics.md.
 Exit status: 0 written, 2 bad scenario or output folder.")]
@@ -98,14 +99,15 @@ Exit status: 0 written, 2 bad scenario or output folder.")]
     /// Regenerate the bundled traces from the bundled scenarios (scenarios/bundled; docs/sim.md).
     #[command(after_help = "Examples:
   ccreplay synth                       # every bundled scenario into traces/
-  ccreplay synth hpcc_dumbbell --out /tmp/t
+  ccreplay synth hpcc_dumbbell --out out/t
 
 The files are byte-identical on every run; `git diff traces/` shows any change.")]
     Synth(SynthArgs),
     /// Write a self-contained HTML report with charts: of a diff, a check or a simulation.
     #[command(after_help = "Examples:
   ccreplay report check -o check.html
-  ccreplay report diff traces/hpcc_dumbbell.toml --dut 'process:python3 examples/duts/hpcc_dut.py --bug wai-twice' -o diff.html
+  ccreplay report diff traces/hpcc_dumbbell.toml --dut 'process:python3 examples/duts/hpcc_dut.py --bug wai-twice' -o diff.html   # exits 1
+  ccreplay sim scenarios/papers/hpcc_incast_16.toml --out out/hpcc_incast_16
   ccreplay report sim out/hpcc_incast_16 -o sim.html
 
 The page needs no network (no script, no external CSS or fonts); docs/report.md.
@@ -115,6 +117,20 @@ Exit status: as `diff` / `check` (0 conformant, 1 differences, 2 bad input, 3 DU
     /// Import another tool's output as events files with manifests (docs/import.md).
     #[command(subcommand)]
     Import(ImportCommand),
+    /// Print a shell completion script.
+    #[command(after_help = "Examples:
+  ccreplay completions bash > ccreplay.bash   # then: source ccreplay.bash
+  ccreplay completions zsh > _ccreplay        # a folder of $fpath
+
+Exit status: 0.")]
+    Completions(CompletionsArgs),
+    /// Write the man pages (ccreplay.1 and one per command).
+    #[command(after_help = "Examples:
+  ccreplay man --out man/man1                 # then: MANPATH=$PWD/man man ccreplay-diff
+  ccreplay man | man -l -
+
+Exit status: 0 written; 2 the folder cannot be written.")]
+    Man(ManArgs),
 }
 
 fn main() -> ExitCode {
@@ -131,6 +147,8 @@ fn main() -> ExitCode {
         Command::Synth(a) => cli::sim::run_synth(a),
         Command::Report(a) => cli::report::run(a),
         Command::Import(ImportCommand::Ns3(a)) => cli::import::run_ns3(a),
+        Command::Completions(a) => cli::completions::completions(a),
+        Command::Man(a) => cli::completions::man(a),
     };
     match result {
         Ok(code) => ExitCode::from(code),

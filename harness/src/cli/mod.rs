@@ -36,6 +36,7 @@ macro_rules! note {
 
 pub mod bless;
 pub mod check;
+pub mod completions;
 pub mod diff;
 pub mod import;
 pub mod init;
