@@ -265,7 +265,7 @@ pub fn bless(
     golden_dir: &Path,
     only: Option<&str>,
     jobs: usize,
-) -> Result<Vec<PathBuf>, BlessError> {
+) -> Result<Vec<(PathBuf, Blessed)>, BlessError> {
     let manifests = find_traces(traces_dir)
         .map_err(|e| BlessError::Manifest(format!("{}: {e}", traces_dir.display())))?;
     let mut staged: Vec<(PathBuf, PathBuf)> = Vec::new();
@@ -348,11 +348,44 @@ pub fn bless(
     }
     let mut written = Vec::new();
     for (tmp, target) in &staged {
-        fs::rename(tmp, target).map_err(|source| BlessError::Io {
-            path: target.clone(),
-            source,
-        })?;
-        written.push(target.clone());
+        // An unchanged file is not rewritten (its time stamp and inode stay).
+        let old = fs::read(target).ok();
+        let change = match &old {
+            None => Blessed::New,
+            Some(old) if fs::read(tmp).is_ok_and(|new| &new == old) => Blessed::Unchanged,
+            Some(_) => Blessed::Changed,
+        };
+        if change == Blessed::Unchanged {
+            let _ = fs::remove_file(tmp);
+        } else {
+            fs::rename(tmp, target).map_err(|source| BlessError::Io {
+                path: target.clone(),
+                source,
+            })?;
+        }
+        written.push((target.clone(), change));
     }
     Ok(written)
+}
+
+/// What `bless` did to one golden file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Blessed {
+    /// There was none.
+    New,
+    /// Its decisions changed.
+    Changed,
+    /// The same bytes: left as it was.
+    Unchanged,
+}
+
+impl Blessed {
+    /// `new`, `changed`, `unchanged`.
+    pub fn word(self) -> &'static str {
+        match self {
+            Blessed::New => "new",
+            Blessed::Changed => "changed",
+            Blessed::Unchanged => "unchanged",
+        }
+    }
 }

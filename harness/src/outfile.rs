@@ -21,12 +21,73 @@ pub fn temp_path(path: &Path) -> PathBuf {
     path.with_file_name(format!(".{name}.tmp-{}", std::process::id()))
 }
 
+/// Remove the temporary files of `path` that a killed run left (`.NAME.tmp-PID` of a process
+/// that no longer runs; where the system cannot tell, ones older than an hour). Best effort:
+/// a file that cannot be removed is left.
+pub fn remove_stale_temps(path: &Path) {
+    let Some(name) = path.file_name().map(|n| n.to_string_lossy().into_owned()) else {
+        return;
+    };
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let prefix = format!(".{name}.tmp-");
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let file = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = file
+            .strip_prefix(&prefix)
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid == std::process::id() || process_runs(pid, &e.path()) {
+            continue;
+        }
+        let _ = std::fs::remove_file(e.path());
+    }
+}
+
+/// True when process `pid` may still be writing `file`.
+fn process_runs(pid: u32, file: &Path) -> bool {
+    let proc = Path::new("/proc");
+    if proc.is_dir() {
+        return proc.join(pid.to_string()).exists();
+    }
+    std::fs::metadata(file)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok())
+        .is_none_or(|age| age < std::time::Duration::from_secs(3600))
+}
+
+/// Write several files as one: every one to its temporary file first, then each renamed onto
+/// its path, so a failure (a full disk) leaves all the old files, never a new capture beside
+/// an old manifest. Paths that are special files are written in place.
+pub fn write_all_atomic(files: &[(&Path, &[u8])]) -> io::Result<()> {
+    let mut staged: Vec<Pending> = Vec::with_capacity(files.len());
+    for (path, bytes) in files {
+        let (mut f, pending) = Pending::create(path)?;
+        f.write_all(bytes)?;
+        f.flush()?;
+        staged.push(pending);
+    }
+    for p in staged {
+        p.commit()?;
+    }
+    Ok(())
+}
+
 /// Open `path` for writing: the file to write, and the temporary path to rename onto `path`
 /// once complete ([`commit`]) — `None` when `path` is special and is written in place.
 pub fn create(path: &Path) -> io::Result<(File, Option<PathBuf>)> {
     if is_special(path) {
         return Ok((File::options().write(true).open(path)?, None));
     }
+    remove_stale_temps(path);
     let tmp = temp_path(path);
     Ok((File::create(&tmp)?, Some(tmp)))
 }
@@ -116,6 +177,62 @@ mod tests {
         commit(tmp, &link).unwrap();
         let m = std::fs::symlink_metadata(&link).unwrap();
         assert!(m.file_type().is_symlink(), "the link was renamed over");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn temporary_files_of_dead_runs_are_removed() {
+        let dir =
+            std::env::temp_dir().join(format!("ccreplay-outfile-stale-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("g.jsonl");
+        // A pid above the kernel's pid_max (2^22) runs nowhere.
+        let dead = dir.join(".g.jsonl.tmp-4194305");
+        let ours = temp_path(&p);
+        let other = dir.join(".h.jsonl.tmp-4194305");
+        for f in [&dead, &other] {
+            std::fs::write(f, b"cut").unwrap();
+        }
+        write_atomic(&p, b"whole").unwrap();
+        assert!(!dead.exists(), "a killed run's temporary file stayed");
+        assert!(other.exists(), "another file's temporary file was removed");
+        assert!(!ours.exists());
+        if Path::new("/proc").is_dir() {
+            // A live process's (our parent's) file is kept.
+            let live = dir.join(format!(
+                ".g.jsonl.tmp-{}",
+                std::os::unix::process::parent_id()
+            ));
+            std::fs::write(&live, b"busy").unwrap();
+            write_atomic(&p, b"again").unwrap();
+            assert!(live.exists());
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn several_files_are_all_old_or_all_new() {
+        let dir = std::env::temp_dir().join(format!("ccreplay-outfile-all-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let (a, b) = (dir.join("t.pcap"), dir.join("t.toml"));
+        std::fs::write(&a, b"old pcap").unwrap();
+        std::fs::write(&b, b"old toml").unwrap();
+        // The second file cannot be created (its folder is missing): nothing changes.
+        let missing = dir.join("no/such/t.json");
+        let e = write_all_atomic(&[(&a, b"new pcap"), (&b, b"new toml"), (&missing, b"x")]);
+        assert!(e.is_err());
+        assert_eq!(std::fs::read(&a).unwrap(), b"old pcap");
+        assert_eq!(std::fs::read(&b).unwrap(), b"old toml");
+        let left: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert_eq!(left.len(), 2, "temporary files left: {left:?}");
+        write_all_atomic(&[(&a, b"new pcap"), (&b, b"new toml")]).unwrap();
+        assert_eq!(std::fs::read(&a).unwrap(), b"new pcap");
+        assert_eq!(std::fs::read(&b).unwrap(), b"new toml");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -217,16 +217,19 @@ fn a_wrong_port_or_dialect_is_an_error_with_its_likely_cause() {
     );
     assert!(err.contains("set `network.udp_port = 4791`"), "{err}");
 
-    // Read as hpcc, the 8-byte INT shim swallows the first BTH bytes: no ICRC checks.
+    // Read as hpcc, the INT shim swallows the BTH: every packet is malformed. Read as roce,
+    // all 15 but the fixture's one malformed and one bad-ICRC packet are clean
+    // (accounting.counts.json): the hint names that dialect.
     let dir = trace("dialect", "10.0.0.1", "hpcc", 4791, "");
     let (code, _, err) = ccreplay(&["replay", "t.toml"], &dir);
     assert_eq!(code, 2, "{err}");
     assert!(
         err.contains(
-            "of the 15 RoCEv2 packets are malformed or fail their ICRC when read as dialect `hpcc`"
+            "of the first 15 RoCEv2 packets, 13 read cleanly as `roce`, 0 as the manifest's `hpcc`"
         ),
         "{err}"
     );
+    assert!(err.contains("set dialect = \"roce\" in t.toml"), "{err}");
 }
 
 #[test]

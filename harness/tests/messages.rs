@@ -60,17 +60,67 @@ fn a_capture_cut_mid_record_is_named_with_the_record_and_a_hint() {
         },
         |m| m,
     );
-    let (code, err) = ccreplay(&["replay", "t.toml", "-o", "out.jsonl"], &dir);
-    assert_eq!(code, 0, "{err}");
+    cut_capture_is_never_a_verdict(&dir, "record 2001");
+}
+
+/// A record whose length field lies (claims more bytes than the file holds): the same.
+#[test]
+fn a_record_that_lies_about_its_length_is_never_a_verdict() {
+    let dir = trace(
+        "lies",
+        |p| {
+            let mut at = 24;
+            for _ in 0..2000 {
+                at += 16 + caplen(p, at);
+            }
+            // Record 2001 claims 1,000,000 captured bytes.
+            p[at + 8..at + 12].copy_from_slice(&1_000_000u32.to_le_bytes());
+            p[at + 12..at + 16].copy_from_slice(&1_000_000u32.to_le_bytes());
+        },
+        |m| m,
+    );
+    cut_capture_is_never_a_verdict(&dir, "record 2001");
+}
+
+/// `replay`, `diff` and `bless` on a capture that ends early: exit 2 naming the record, no
+/// decisions file, no CONFORMANT, no golden file rewritten with part of the decisions.
+fn cut_capture_is_never_a_verdict(dir: &Path, record: &str) {
+    let (code, err) = ccreplay(&["replay", "t.toml", "-o", "out.jsonl"], dir);
+    assert_eq!(code, 2, "{err}");
     assert!(
-        err.contains("t.pcap: the capture ends early: record 2001"),
+        err.contains("t.pcap: the capture ends early after 2,000 frames: ") && err.contains(record),
         "{err}"
     );
     assert!(
-        err.contains("hint: the events before that point were replayed"),
+        err.contains("hint: was the file still being written"),
         "{err}"
     );
-    assert!(err.contains("-> out.jsonl"), "{err}");
+    assert!(!dir.join("out.jsonl").exists());
+    let golden = repo().join("golden/hpcc_dumbbell/hpcc.jsonl");
+    let g = golden.to_str().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_ccreplay"))
+        .args(["diff", "t.toml", "--golden", g])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("CONFORMANT"));
+    let gdir = dir.join("g/t");
+    std::fs::create_dir_all(&gdir).unwrap();
+    std::fs::write(gdir.join("hpcc.jsonl"), "kept\n").unwrap();
+    let (code, err) = ccreplay(&["bless", ".", "--golden", "g"], dir);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("no golden file was changed"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(gdir.join("hpcc.jsonl")).unwrap(),
+        "kept\n"
+    );
+    let left: Vec<_> = std::fs::read_dir(&gdir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(left.len(), 1, "{left:?}");
 }
 
 #[test]

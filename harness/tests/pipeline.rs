@@ -246,7 +246,24 @@ fn bless_then_check_then_a_change_is_caught() {
     fs::create_dir_all(&traces).unwrap();
     let m = write_hpcc_trace(&traces, "t1", 2, 20, "");
     let written = golden::bless(&traces, &gold, None, 1).unwrap();
-    assert_eq!(written, vec![gold.join("t1/hpcc.jsonl")]);
+    assert_eq!(
+        written,
+        vec![(gold.join("t1/hpcc.jsonl"), golden::Blessed::New)]
+    );
+    // Blessed again with nothing changed: the file is left as it was, not rewritten.
+    let before = fs::metadata(gold.join("t1/hpcc.jsonl")).unwrap();
+    let again = golden::bless(&traces, &gold, None, 1).unwrap();
+    assert_eq!(
+        again,
+        vec![(gold.join("t1/hpcc.jsonl"), golden::Blessed::Unchanged)]
+    );
+    let after = fs::metadata(gold.join("t1/hpcc.jsonl")).unwrap();
+    assert_eq!(before.modified().unwrap(), after.modified().unwrap());
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        assert_eq!(before.ino(), after.ino(), "rewritten");
+    }
     let results = golden::check_all(&traces, &gold, 2).unwrap();
     assert!(results.iter().all(|r| r.ok()), "{results:?}");
 
@@ -264,6 +281,12 @@ fn bless_then_check_then_a_change_is_caught() {
     assert!(report.mismatches() > 0);
     let div = report.flows[0].first.as_ref().unwrap();
     assert!(!div.events.is_empty(), "the causing events are attached");
+    // Blessed now, the file changes and says so.
+    let changed = golden::bless(&traces, &gold, None, 1).unwrap();
+    assert_eq!(
+        changed,
+        vec![(gold.join("t1/hpcc.jsonl"), golden::Blessed::Changed)]
+    );
 
     // A replay failure (bad parameter) makes bless refuse and leaves the golden file alone.
     let before = fs::read(gold.join("t1/hpcc.jsonl")).unwrap();

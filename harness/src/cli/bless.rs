@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use ccreplay::golden;
+use ccreplay::golden::{self, Blessed};
 
 use super::Failure;
 
@@ -27,11 +27,22 @@ pub(crate) struct BlessArgs {
 pub(crate) fn run(a: BlessArgs) -> Result<u8, Failure> {
     let written = golden::bless(&a.dir, &a.golden, a.trace.as_deref(), a.jobs)
         .map_err(|e| Failure::input(e, None))?;
-    for w in &written {
-        note!("ccreplay: wrote {}", w.display());
-    }
     if written.is_empty() {
         return Err(Failure::input("no trace matched: nothing written", None));
     }
+    // Changed files first: they are what a review of `git diff golden/` is about.
+    for kind in [Blessed::Changed, Blessed::New, Blessed::Unchanged] {
+        for (p, _) in written.iter().filter(|(_, k)| *k == kind) {
+            note!("ccreplay: {:<9} {}", kind.word(), p.display());
+        }
+    }
+    let count = |k| written.iter().filter(|(_, w)| *w == k).count();
+    note!(
+        "ccreplay: {} golden files: {} changed, {} new, {} unchanged",
+        written.len(),
+        count(Blessed::Changed),
+        count(Blessed::New),
+        count(Blessed::Unchanged)
+    );
     Ok(0)
 }

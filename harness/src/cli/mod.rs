@@ -425,11 +425,7 @@ pub(crate) fn report_extraction(trace: &Trace, r: &ccreplay::extract::ExtractRep
             plural(r.time_clamped)
         );
     }
-    if let Some(e) = &r.capture_error {
-        eprintln!(
-            "ccreplay: {cap}: the capture ends early: {e}\n  hint: the events before that point were replayed; was the file still being written or copied? Take it again once the capture has stopped"
-        );
-    }
+    // A capture that ends early is an error of the verdict (verdict::assess), said there.
 }
 
 /// The accounting of a replay (every record: used, or skipped and why) and what

@@ -386,40 +386,36 @@ fn topology_kind(sc: &Scenario) -> &'static str {
     }
 }
 
-fn write_file(path: &Path, bytes: &[u8]) -> Result<(), SimError> {
-    std::fs::write(path, bytes).map_err(|source| SimError::Io {
-        path: path.to_path_buf(),
-        source,
-    })
-}
-
 /// Write the captures and manifests of `out` into `dir` (created if needed), and
-/// `metrics.json` when `metrics` is set. Returns the paths written.
+/// `metrics.json` when `metrics` is set, all or nothing (a failure leaves the old files, never
+/// a new capture beside an old manifest). Returns the paths written.
 pub fn write(out: &SimOutput, dir: &Path, metrics: bool) -> Result<Vec<PathBuf>, SimError> {
     std::fs::create_dir_all(dir).map_err(|source| SimError::Io {
         path: dir.to_path_buf(),
         source,
     })?;
-    let mut written = Vec::new();
+    let mut files: Vec<(PathBuf, &[u8])> = Vec::new();
     for c in &out.captures {
-        let p = dir.join(format!("{}.pcap", c.stem));
-        write_file(&p, &c.pcap)?;
-        written.push(p);
-        let m = dir.join(format!("{}.toml", c.stem));
-        write_file(&m, c.manifest.as_bytes())?;
-        written.push(m);
+        files.push((dir.join(format!("{}.pcap", c.stem)), &c.pcap));
+        files.push((dir.join(format!("{}.toml", c.stem)), c.manifest.as_bytes()));
     }
+    let text;
     if metrics {
         let p = dir.join("metrics.json");
-        let mut text = serde_json::to_string_pretty(&out.metrics).map_err(|e| SimError::Io {
+        let mut t = serde_json::to_string_pretty(&out.metrics).map_err(|e| SimError::Io {
             path: p.clone(),
             source: std::io::Error::other(e),
         })?;
-        text.push('\n');
-        write_file(&p, text.as_bytes())?;
-        written.push(p);
+        t.push('\n');
+        text = t;
+        files.push((p, text.as_bytes()));
     }
-    Ok(written)
+    let refs: Vec<(&Path, &[u8])> = files.iter().map(|(p, b)| (p.as_path(), *b)).collect();
+    crate::outfile::write_all_atomic(&refs).map_err(|source| SimError::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    Ok(files.into_iter().map(|(p, _)| p).collect())
 }
 
 /// Regenerate every bundled trace into `dir` (no metrics). Returns the manifest paths.

@@ -401,6 +401,23 @@ pub fn assess(trace: &Trace, model: &str, stats: &ReplayStats, opt: Strictness) 
         ));
         return out;
     }
+    // A capture cut mid-record (or with a record that lies about its length): what was read
+    // replays, but the verdict would be on part of the trace — a golden file of half the
+    // decisions, a CONFORMANT on what happened to be whole.
+    if let Some(e) = &r.capture_error
+        && !crate::events_in::is_events(trace)
+    {
+        out.push(Finding::error(
+            format!(
+                "{name}: the capture ends early after {} frames: {e}",
+                n(r.packets)
+            ),
+            Some(
+                "was the file still being written or copied? Take it again once the capture has stopped"
+                    .to_string(),
+            ),
+        ));
+    }
     // The dialect the capture reads best in, when it is not the manifest's (3.: the ICRC as
     // the oracle; the first packets only, so it costs a few milliseconds).
     let dialect = dialect_hint(trace);
