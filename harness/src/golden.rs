@@ -26,6 +26,92 @@ pub fn find_traces(dir: &Path) -> Result<Vec<PathBuf>, std::io::Error> {
     Ok(v)
 }
 
+/// The manifests `check` runs on: each path is a folder (every manifest in it), a manifest,
+/// or a capture (the manifest beside it). Returns them in order, without repeats, and the
+/// folders among the paths.
+pub fn resolve_traces(paths: &[PathBuf]) -> Result<(Vec<PathBuf>, Vec<PathBuf>), String> {
+    let mut manifests: Vec<PathBuf> = Vec::new();
+    let mut dirs = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            let found = find_traces(p).map_err(|e| format!("{}: {e}", p.display()))?;
+            if found.is_empty() {
+                return Err(format!("{}: no trace manifests (*.toml)", p.display()));
+            }
+            manifests.extend(found);
+            dirs.push(p.clone());
+        } else {
+            let m = if p.extension().is_some_and(|e| e == "toml") {
+                p.clone()
+            } else {
+                p.with_extension("toml")
+            };
+            if !m.is_file() {
+                return Err(format!(
+                    "{}: {}",
+                    p.display(),
+                    if p.exists() {
+                        format!("no manifest {} beside it", m.display())
+                    } else {
+                        "no such trace folder, manifest or capture".to_string()
+                    }
+                ));
+            }
+            manifests.push(m);
+        }
+    }
+    let mut seen = std::collections::HashSet::new();
+    manifests.retain(|m| seen.insert(m.clone()));
+    Ok((manifests, dirs))
+}
+
+/// The trace name of a manifest path (its stem), as golden files are named.
+pub fn trace_name(manifest: &Path) -> String {
+    manifest
+        .file_stem()
+        .map_or_else(String::new, |s| s.to_string_lossy().into_owned())
+}
+
+/// Golden files (`<trace>/<model>.jsonl` under `golden_dir`) that none of `manifests` uses: a
+/// trace or model that was renamed or removed left them behind. A manifest that cannot be
+/// read references nothing.
+pub fn unreferenced(golden_dir: &Path, manifests: &[PathBuf]) -> Vec<PathBuf> {
+    let mut used = std::collections::HashSet::new();
+    for m in manifests {
+        let name = trace_name(m);
+        match crate::manifest::Manifest::load(m) {
+            Ok(man) => {
+                for spec in &man.models {
+                    used.insert(golden_dir.join(&name).join(format!("{}.jsonl", spec.name)));
+                }
+            }
+            // Its golden files are not orphans: the manifest is what is broken (an ERROR).
+            Err(_) => {
+                if let Ok(rd) = fs::read_dir(golden_dir.join(&name)) {
+                    used.extend(rd.flatten().map(|e| e.path()));
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    let Ok(traces) = fs::read_dir(golden_dir) else {
+        return out;
+    };
+    for t in traces.flatten() {
+        let Ok(files) = fs::read_dir(t.path()) else {
+            continue;
+        };
+        for f in files.flatten() {
+            let p = f.path();
+            if p.extension().is_some_and(|e| e == "jsonl") && !used.contains(&p) {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
 /// Read a golden file into per-flow decisions. Errors name the line.
 pub fn read_golden(path: &Path) -> Result<Side, String> {
     let f = fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -197,8 +283,8 @@ pub fn check_all_visit(
     traces_dir: &Path,
     golden_dir: &Path,
     jobs: usize,
-    mut starting: impl FnMut(&str, &str),
-    mut visit: impl FnMut(&CheckResult, &Sides<'_>),
+    starting: impl FnMut(&str, &str),
+    visit: impl FnMut(&CheckResult, &Sides<'_>),
 ) -> Result<Vec<CheckResult>, String> {
     let manifests =
         find_traces(traces_dir).map_err(|e| format!("{}: {e}", traces_dir.display()))?;
@@ -208,9 +294,20 @@ pub fn check_all_visit(
             traces_dir.display()
         ));
     }
+    check_manifests_visit(&manifests, golden_dir, jobs, starting, visit)
+}
+
+/// [`check_all_visit`] on these manifests, in this order.
+pub fn check_manifests_visit(
+    manifests: &[PathBuf],
+    golden_dir: &Path,
+    jobs: usize,
+    mut starting: impl FnMut(&str, &str),
+    mut visit: impl FnMut(&CheckResult, &Sides<'_>),
+) -> Result<Vec<CheckResult>, String> {
     let mut out = Vec::new();
     for m in manifests {
-        match Trace::load(&m) {
+        match Trace::load(m) {
             Ok(trace) => {
                 for spec in &trace.manifest.models {
                     starting(&trace.name(), &spec.name);

@@ -41,9 +41,13 @@ enum Command {
     #[command(after_help = "Examples:
   ccreplay check                      # traces/ against golden/
   ccreplay check my-traces --golden my-golden --junit report.xml
+  ccreplay check traces/hpcc_dumbbell.toml traces/roce_dcqcn.pcap --trace roce_dcqcn
+  ccreplay check --shard 2/3 --junit shard-2.xml   # job 2 of a 3-job CI matrix
+  ccreplay check --unreferenced reject             # fail on golden files no trace uses
 
-Exit status: 0 every trace conforms; 1 a difference or a missing golden file;
-2 a trace or manifest could not be read.")]
+Exit status: 0 every trace conforms; 1 a difference, a missing golden file, or (with
+--unreferenced reject) a golden file no trace uses; 2 a trace or manifest could not be read,
+or a pair compared nothing.")]
     Check(CheckArgs),
     /// Replay a trace through a reference model or a DUT; write decisions as JSON Lines.
     #[command(after_help = "Examples:

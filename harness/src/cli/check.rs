@@ -12,11 +12,35 @@ use ccreplay::report::junit::{self, Suite};
 
 use super::{Failure, ReportFormat, indent, junit_properties, write_atomic};
 
+/// What to do with golden files no checked trace uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Unreferenced {
+    /// Fail the run (exit 1).
+    Reject,
+    /// List them on standard error.
+    Warn,
+    /// Say nothing.
+    Ignore,
+}
+
 #[derive(Args)]
 pub(crate) struct CheckArgs {
-    /// Folder of traces (capture + manifest pairs).
+    /// Traces: folders of capture + manifest pairs, manifests, or captures (the manifest
+    /// beside each).
     #[arg(default_value = "traces")]
-    pub(crate) dir: PathBuf,
+    pub(crate) paths: Vec<PathBuf>,
+    /// Only the trace of this name (a manifest's stem; repeatable).
+    #[arg(long = "trace")]
+    pub(crate) traces: Vec<String>,
+    /// Only shard I of N (1-based): the traces, sorted by name, dealt round-robin, so N CI
+    /// jobs with I = 1..N check each trace exactly once.
+    #[arg(long, value_parser = parse_shard)]
+    pub(crate) shard: Option<(usize, usize)>,
+    /// Golden files that no trace of the folders checked uses (a trace or model renamed or
+    /// removed): `reject` fails the run, `warn` lists them, `ignore`. Only when a folder of
+    /// traces is checked whole (no --trace, no --shard).
+    #[arg(long, value_enum, default_value = "warn")]
+    pub(crate) unreferenced: Unreferenced,
     /// Folder of golden files (`<trace>/<model>.jsonl`).
     #[arg(long, default_value = "golden")]
     pub(crate) golden: PathBuf,
@@ -33,7 +57,74 @@ pub(crate) struct CheckArgs {
     pub(crate) html: ccreplay::report::HtmlArgs,
 }
 
+pub(crate) fn parse_shard(s: &str) -> Result<(usize, usize), String> {
+    let bad = || format!("`{s}`: expected I/N with 1 <= I <= N, e.g. 2/4");
+    let (i, n) = s.split_once('/').ok_or_else(bad)?;
+    let (i, n): (usize, usize) = (
+        i.trim().parse().map_err(|_| bad())?,
+        n.trim().parse().map_err(|_| bad())?,
+    );
+    if n == 0 || i == 0 || i > n {
+        return Err(bad());
+    }
+    Ok((i, n))
+}
+
+/// The manifests to check, after --trace and --shard, and whether a whole folder is checked.
+fn select(a: &CheckArgs) -> Result<(Vec<PathBuf>, Vec<PathBuf>, bool), Failure> {
+    let hint = || {
+        "run from the repository root, or name the traces: ccreplay check DIR|TRACE.toml|CAPTURE"
+            .to_string()
+    };
+    let (all, dirs) = golden::resolve_traces(&a.paths).map_err(|e| Failure::input(e, hint()))?;
+    let mut chosen = all.clone();
+    for name in &a.traces {
+        if !all.iter().any(|m| golden::trace_name(m) == *name) {
+            let known: Vec<String> = all.iter().map(|m| golden::trace_name(m)).collect();
+            return Err(Failure::input(
+                format!("--trace {name}: no such trace"),
+                format!("traces: {}", known.join(", ")),
+            ));
+        }
+    }
+    if !a.traces.is_empty() {
+        chosen.retain(|m| a.traces.contains(&golden::trace_name(m)));
+    }
+    if let Some((i, n)) = a.shard {
+        // Sorted by name, whatever order the paths came in: every job deals the same way.
+        chosen.sort_by_key(|m| (golden::trace_name(m), m.clone()));
+        chosen = chosen
+            .into_iter()
+            .enumerate()
+            .filter(|(k, _)| k % n == i - 1)
+            .map(|(_, m)| m)
+            .collect();
+    }
+    if chosen.is_empty() {
+        // A job that checks nothing must not pass: more shards than traces is a mistake.
+        return Err(Failure::input(
+            format!(
+                "--shard {}/{}: no trace falls in this shard ({} trace{} in all)",
+                a.shard.map_or(0, |s| s.0),
+                a.shard.map_or(0, |s| s.1),
+                all.len(),
+                super::plural(all.len() as u64)
+            ),
+            format!("use at most {} shards", all.len()),
+        ));
+    }
+    let whole = !dirs.is_empty() && a.traces.is_empty() && a.shard.is_none();
+    Ok((chosen, all, whole))
+}
+
 pub(crate) fn run(a: CheckArgs) -> Result<u8, Failure> {
+    let (manifests, all, whole) = select(&a)?;
+    let label = a
+        .paths
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(" ");
     let pb = if io::stderr().is_terminal() && !super::quiet() {
         indicatif::ProgressBar::new_spinner()
     } else {
@@ -50,14 +141,15 @@ pub(crate) fn run(a: CheckArgs) -> Result<u8, Failure> {
     // With --report the same replays also feed the page (one pass).
     let mut written = Vec::new();
     let results = if a.html.report.is_some() {
-        ccreplay::report::write_check_report(&a.html, &a.dir, &a.golden, a.jobs, starting).map(
-            |(results, files)| {
-                written = files;
-                results
-            },
+        ccreplay::report::write_check_report(
+            &a.html, &manifests, &label, &a.golden, a.jobs, starting,
         )
+        .map(|(results, files)| {
+            written = files;
+            results
+        })
     } else {
-        golden::check_all_with(&a.dir, &a.golden, a.jobs, starting)
+        golden::check_manifests_visit(&manifests, &a.golden, a.jobs, starting, |_, _| {})
     };
     pb.finish_and_clear();
     let end = begun.elapsed().as_secs_f64();
@@ -163,12 +255,49 @@ pub(crate) fn run(a: CheckArgs) -> Result<u8, Failure> {
             }
         }
     }
+    // Golden files nothing checks: a renamed trace or model left them, and they would pass
+    // unnoticed forever.
+    let orphans = if whole && a.unreferenced != Unreferenced::Ignore {
+        golden::unreferenced(&a.golden, &all)
+    } else {
+        Vec::new()
+    };
+    let reject = a.unreferenced == Unreferenced::Reject && !orphans.is_empty();
+    if !orphans.is_empty() {
+        let tag = if reject { "error" } else { "warning" };
+        eprintln!(
+            "ccreplay: {tag}: {} golden file{} no trace uses:",
+            orphans.len(),
+            super::plural(orphans.len() as u64)
+        );
+        for o in &orphans {
+            eprintln!("  {}", o.display());
+        }
+        eprintln!(
+            "  hint: remove {} (`git rm`), or bless the trace that should use {}",
+            if orphans.len() == 1 { "it" } else { "them" },
+            if orphans.len() == 1 { "it" } else { "them" }
+        );
+    }
+    if reject {
+        let list = orphans
+            .iter()
+            .map(|o| o.display().to_string())
+            .collect::<Vec<_>>()
+            .join("\n");
+        suites.push(Suite::not_compared(
+            "unreferenced golden files",
+            "golden files",
+            &format!("golden files no trace uses (--unreferenced reject):\n{list}"),
+            true,
+        ));
+    }
     let ok = results.iter().filter(|r| r.ok()).count();
     match a.format {
         ReportFormat::Text => outln!("{ok} of {} trace/model pairs conform", results.len()),
         ReportFormat::Json => outln!(
             "{}",
-            serde_json::json!({"conform": ok, "total": results.len(), "results": json})
+            serde_json::json!({"conform": ok, "total": results.len(), "results": json, "unreferenced": orphans})
         ),
     }
     if let Some(j) = &a.junit {
@@ -179,7 +308,7 @@ pub(crate) fn run(a: CheckArgs) -> Result<u8, Failure> {
     }
     Ok(if failed_input {
         2
-    } else if ok == results.len() {
+    } else if ok == results.len() && !reject {
         0
     } else {
         1

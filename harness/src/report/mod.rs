@@ -319,14 +319,14 @@ pub fn flow_labels(table: &crate::extract::FlowTable) -> Vec<(u32, String)> {
 /// the verdicts ([`golden::check_all_visit`], as `ccreplay check` prints them) also gives the
 /// page's entries, in the same order.
 pub fn check_all(
-    traces_dir: &Path,
+    manifests: &[PathBuf],
     golden_dir: &Path,
     jobs: usize,
     max_charts: usize,
     starting: impl FnMut(&str, &str),
 ) -> Result<(Vec<golden::CheckResult>, Vec<CheckEntry>), String> {
     let mut compared = Vec::new();
-    let results = golden::check_all_visit(traces_dir, golden_dir, jobs, starting, |r, s| {
+    let results = golden::check_manifests_visit(manifests, golden_dir, jobs, starting, |r, s| {
         if let golden::Outcome::Compared { report, stats, .. } = &r.outcome {
             compared.push(comparison(r, report, stats, s, max_charts));
         }
@@ -918,17 +918,18 @@ pub fn write_diff_report(
 /// files written.
 pub fn write_check_report(
     html: &HtmlArgs,
-    traces_dir: &Path,
+    manifests: &[PathBuf],
+    traces_label: &str,
     golden_dir: &Path,
     jobs: usize,
     starting: impl FnMut(&str, &str),
 ) -> Result<(Vec<golden::CheckResult>, Vec<PathBuf>), String> {
-    let (results, entries) = check_all(traces_dir, golden_dir, jobs, html.max_charts, starting)?;
+    let (results, entries) = check_all(manifests, golden_dir, jobs, html.max_charts, starting)?;
     let Some(out) = &html.report else {
         return Ok((results, Vec::new()));
     };
     let details = vec![
-        ("traces".to_string(), traces_dir.display().to_string()),
+        ("traces".to_string(), traces_label.to_string()),
         ("golden".into(), golden_dir.display().to_string()),
     ];
     let (page, svgs) = render_comparisons("check", &details, &entries)?;
