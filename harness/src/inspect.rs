@@ -537,7 +537,11 @@ pub fn write_json(
                 .u(key!("infiniband.reth.dmalen"), h.dma_len);
         }
         if let Some(h) = r.atomic_eth() {
-            o.u(key!("ccreplay.atomiceth.va"), h.va)
+            // Wireshark names AtomicETH's VA and R_Key with RETH's fields; the ccreplay.
+            // names are kept as aliases (docs/inspect.md).
+            o.u(key!("infiniband.reth.va"), h.va)
+                .u(key!("infiniband.reth.r_key"), h.r_key)
+                .u(key!("ccreplay.atomiceth.va"), h.va)
                 .u(key!("ccreplay.atomiceth.r_key"), h.r_key)
                 .u(key!("infiniband.atomiceth.swapdt"), h.swap_add)
                 .u(key!("infiniband.atomiceth.cmpdt"), h.compare);

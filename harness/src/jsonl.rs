@@ -82,6 +82,8 @@ impl<'a> Obj<'a> {
     pub fn epoch(&mut self, k: &str, ns: u64) -> &mut Self {
         self.key(k);
         let mut b = itoa::Buffer::new();
+        // A string, as tshark writes it: a JSON number would lose the nanoseconds in jq.
+        self.buf.push(b'"');
         self.buf
             .extend_from_slice(b.format(ns / 1_000_000_000).as_bytes());
         self.buf.push(b'.');
@@ -89,6 +91,7 @@ impl<'a> Obj<'a> {
         let digits = b.format(frac).as_bytes();
         self.buf.resize(self.buf.len() + 9 - digits.len(), b'0');
         self.buf.extend_from_slice(digits);
+        self.buf.push(b'"');
         self
     }
 
@@ -434,6 +437,9 @@ impl Rec<'_> {
     pub fn epoch(&mut self, k: &Key, ns: u64) -> &mut Self {
         let at = self.key(k, FIELD_ROOM - KEY_CAP);
         let b = &mut self.b.bytes;
+        // A string, as tshark writes it: a JSON number would lose the nanoseconds in jq.
+        b[at] = b'"';
+        let at = at + 1;
         let n = put_u64(b, at, ns / 1_000_000_000);
         let at = at + n;
         b[at] = b'.';
@@ -446,7 +452,8 @@ impl Rec<'_> {
             d[1 + 2 * i..3 + 2 * i].copy_from_slice(&DIGITS2[r]);
         }
         d[0] = b'0' + frac as u8;
-        self.b.len = at + 10;
+        b[at + 10] = b'"';
+        self.b.len = at + 11;
         self
     }
 
@@ -592,7 +599,7 @@ mod tests {
         let line = String::from_utf8(b).unwrap();
         assert_eq!(
             line,
-            "{\"a.b\": 42, \"f\": 1, \"t\": 1700000000.000000123, \"s\": \"x\\\"\\n\\u0001\", \"d\": \"3.5\", \"m\": \"02:00:ab:00:00:ff\", \"ip\": \"10.0.0.255\", \"w\": \"RC SEND_FIRST\", \"c\": \"CNP\"}\n"
+            "{\"a.b\": 42, \"f\": 1, \"t\": \"1700000000.000000123\", \"s\": \"x\\\"\\n\\u0001\", \"d\": \"3.5\", \"m\": \"02:00:ab:00:00:ff\", \"ip\": \"10.0.0.255\", \"w\": \"RC SEND_FIRST\", \"c\": \"CNP\"}\n"
         );
         let v: serde_json::Value = serde_json::from_str(&line).unwrap();
         assert_eq!(v["a.b"], 42);
@@ -626,7 +633,7 @@ mod tests {
         assert_eq!(
             text,
             "{\"a\":0,\"b\":9,\"c\":10,\"d\":99,\"e\":100,\"f\":1000000007,\
-             \"g\":18446744073709551615,\"h\":1,\"t\":1700000000.000000123,\"t0\":0.000000005,\
+             \"g\":18446744073709551615,\"h\":1,\"t\":\"1700000000.000000123\",\"t0\":\"0.000000005\",\
              \"m\":\"02:00:ab:00:00:ff\",\"ip\":\"255.0.10.1\",\"s\":\"x\\\"\\\\\\n\\u0001é\",\
              \"w\":\"RC SEND_FIRST\",\"v\":[33024,34984],\"d2\":\"a\\tb\"}\n{}\n"
         );

@@ -14,7 +14,9 @@ fn repo() -> PathBuf {
 fn xmllint() -> bool {
     let found = Command::new("xmllint").arg("--version").output().is_ok();
     if !found && std::env::var_os("CCREPLAY_REQUIRE_XMLLINT").is_some() {
-        panic!("xmllint not installed (apt-get install libxml2-utils) and CCREPLAY_REQUIRE_XMLLINT is set");
+        panic!(
+            "xmllint not installed (apt-get install libxml2-utils) and CCREPLAY_REQUIRE_XMLLINT is set"
+        );
     }
     found
 }
@@ -68,11 +70,25 @@ fn junit_reports_validate_against_the_jenkins_schema() {
     std::fs::create_dir_all(&dir).unwrap();
     let bad = dir.join("bad.xml");
     std::fs::write(&bad, "<testsuites><testsuite tests=\"1\"/></testsuites>\n").unwrap();
-    assert!(validate(&bad).is_err(), "xmllint accepted an invalid report");
+    assert!(
+        validate(&bad).is_err(),
+        "xmllint accepted an invalid report"
+    );
 
     // Every pair conforms.
     let r = repo();
-    assert_eq!(run(&r, &["check", "-q", "--junit", dir.join("ok.xml").to_str().unwrap()]), 0);
+    assert_eq!(
+        run(
+            &r,
+            &[
+                "check",
+                "-q",
+                "--junit",
+                dir.join("ok.xml").to_str().unwrap()
+            ]
+        ),
+        0
+    );
     validate(&dir.join("ok.xml")).unwrap();
 
     // A sandbox with every kind of bad pair: a missing golden file, an unreadable one (not
@@ -88,7 +104,13 @@ fn junit_reports_validate_against_the_jenkins_schema() {
     let text = std::fs::read_to_string(&m).unwrap();
     std::fs::write(&m, text.replacen("dialect", "dialekt", 1)).unwrap();
     let bad_check = dir.join("bad-check.xml");
-    assert_eq!(run(&sb, &["check", "-q", "--junit", bad_check.to_str().unwrap()]), 2);
+    assert_eq!(
+        run(
+            &sb,
+            &["check", "-q", "--junit", bad_check.to_str().unwrap()]
+        ),
+        2
+    );
     validate(&bad_check).unwrap();
     let xml = std::fs::read_to_string(&bad_check).unwrap();
     assert!(xml.contains("<error") && xml.contains("<failure"), "{xml}");

@@ -59,10 +59,3 @@ pub fn inspect_json(path: &Path, dialect: Dialect) -> (Vec<serde_json::Value>, s
     assert_eq!(summary["ccreplay.record"], "summary");
     (records, summary)
 }
-
-/// `frame.time_epoch` of an inspect record as exact decimal text, rebuilt from `ccreplay.ts_ns`
-/// (a JSON reader turns the decimal number into an f64 and loses the nanoseconds).
-pub fn epoch_text(record: &serde_json::Value) -> String {
-    let ns = record["ccreplay.ts_ns"].as_u64().expect("ccreplay.ts_ns");
-    format!("{}.{:09}", ns / 1_000_000_000, ns % 1_000_000_000)
-}
