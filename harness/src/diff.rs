@@ -136,6 +136,9 @@ impl FlowDiff {
 pub struct DiffReport {
     /// One entry per flow either side has, ordered by flow.
     pub flows: Vec<FlowDiff>,
+    /// The first decision's time on either side, ns: the text gives times relative to it, in
+    /// µs, as the HTML report does.
+    pub t0_ns: Option<u64>,
 }
 
 impl DiffReport {
@@ -389,7 +392,13 @@ impl Cmp<'_> {
 /// Compare two sides flow by flow.
 pub fn diff(reference: &Side, dut: &Side, opts: &DiffOptions) -> DiffReport {
     let n = reference.len().max(dut.len());
-    let mut report = DiffReport::default();
+    let mut report = DiffReport {
+        t0_ns: (0..n)
+            .flat_map(|f| reference.flow(f).iter().chain(dut.flow(f)))
+            .map(|d| d.t_ns)
+            .min(),
+        ..DiffReport::default()
+    };
     let mut fields = Vec::new();
     for f in 0..n {
         let (r, d) = (reference.flow(f), dut.flow(f));
@@ -549,8 +558,27 @@ fn event_line(e: &Event) -> String {
 }
 
 /// Human-readable report.
+/// `+12.345 µs`: `t_ns` after the report's first decision (the absolute ns stay in the
+/// JSON that follows).
+fn since(report: &DiffReport, t_ns: u64) -> String {
+    let t0 = report.t0_ns.unwrap_or(t_ns);
+    // Events before the first decision are negative.
+    let (sign, d) = if t_ns >= t0 {
+        ('+', t_ns - t0)
+    } else {
+        ('-', t0 - t_ns)
+    };
+    format!("{sign}{}.{:03} µs", d / 1_000, d % 1_000)
+}
+
 pub fn render_text(report: &DiffReport, reference_name: &str, dut_name: &str) -> String {
     let mut s = String::new();
+    if let Some(t0) = report.t0_ns {
+        let _ = writeln!(
+            s,
+            "times: µs since the first decision (t0 = {t0} ns); the JSON lines keep absolute ns"
+        );
+    }
     for f in &report.flows {
         let verdict = if f.ok() { "ok" } else { "DIFFERS" };
         let _ = writeln!(
@@ -570,7 +598,8 @@ pub fn render_text(report: &DiffReport, reference_name: &str, dut_name: &str) ->
                 };
                 let _ = writeln!(
                     s,
-                    "  first divergence at t = {} ns, caused by {cause}:",
+                    "  first divergence at {} (t = {} ns), caused by {cause}:",
+                    since(report, d.t_ns),
                     d.t_ns
                 );
             }
@@ -584,14 +613,24 @@ pub fn render_text(report: &DiffReport, reference_name: &str, dut_name: &str) ->
             if !div.events.is_empty() {
                 let _ = writeln!(s, "  events (the last is the cause):");
                 for e in &div.events {
-                    let _ = writeln!(s, "    {}", event_line(e));
+                    let _ = writeln!(s, "    {:>14}  {}", since(report, e.t_ns), event_line(e));
                 }
             }
             if let Some(r) = &div.reference {
-                let _ = writeln!(s, "  {reference_name}: {}", decision_line(r));
+                let _ = writeln!(
+                    s,
+                    "  {reference_name} {}: {}",
+                    since(report, r.t_ns),
+                    decision_line(r)
+                );
             }
             if let Some(d) = &div.dut {
-                let _ = writeln!(s, "  {dut_name}: {}", decision_line(d));
+                let _ = writeln!(
+                    s,
+                    "  {dut_name} {}: {}",
+                    since(report, d.t_ns),
+                    decision_line(d)
+                );
             }
         }
     }
@@ -655,6 +694,20 @@ pub fn render_json(report: &DiffReport) -> serde_json::Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn text_times_are_microseconds_since_the_first_decision() {
+        let r = DiffReport {
+            flows: Vec::new(),
+            t0_ns: Some(1_735_689_600_000_005_366),
+        };
+        // 1735689600000006246 - 1735689600000005366 = 880 ns; 5285 is 81 ns before t0;
+        // 1 s + 2 ns after it is 1,000,000.002 µs.
+        assert_eq!(since(&r, 1_735_689_600_000_006_246), "+0.880 µs");
+        assert_eq!(since(&r, 1_735_689_600_000_005_285), "-0.081 µs");
+        assert_eq!(since(&r, 1_735_689_601_000_005_368), "+1000000.002 µs");
+        assert_eq!(since(&r, 1_735_689_600_000_005_366), "+0.000 µs");
+    }
     use ccreplay_reference_cc::State;
 
     const NAMES: &[&str] = &["W", "U"];
