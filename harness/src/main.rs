@@ -88,6 +88,7 @@ or a manifest already there (--force replaces it).")]
   ccreplay inspect traces/hpcc_dumbbell.pcap --dialect hpcc
   ccreplay inspect capture.pcapng --format json | jq 'select(.\"infiniband.bth.opcode\" == 17)'
   ccreplay inspect capture.pcap --strict   # exit 1 if any packet is malformed
+  ccreplay inspect capture.pcap -e frame.number -e ip.src -e infiniband.bth.psn   # as tshark -T fields
 
 Exit status: 0 read to the end; 1 with --strict when a packet was malformed;
 2 when the file cannot be read.")]

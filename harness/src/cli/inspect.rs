@@ -37,6 +37,14 @@ pub(crate) struct InspectArgs {
     /// Link rate in Gbps used to report PFC pause times in ns.
     #[arg(long, default_value_t = 100)]
     pub(crate) pfc_link_gbps: u64,
+    /// Print only this field (repeatable), one line per packet, as `tshark -T fields -e`
+    /// does: Wireshark's field names (docs/inspect.md), tab-separated, empty when absent.
+    #[arg(short = 'e', long = "field", conflicts_with = "format")]
+    pub(crate) fields: Vec<String>,
+    /// tshark's `-E` options for -e: header=y|n, separator=/t|/s|C, aggregator=,|/s|C,
+    /// occurrence=a|f|l|N, quote=d|s|n.
+    #[arg(short = 'E', requires = "fields")]
+    pub(crate) field_options: Vec<String>,
 }
 
 pub(crate) fn parse_dialect(s: &str) -> Result<Dialect, String> {
@@ -99,9 +107,28 @@ pub(crate) fn run(a: InspectArgs) -> Result<u8, Failure> {
         format,
         pfc_link_bps: a.pfc_link_gbps.saturating_mul(1_000_000_000),
     };
+    let selection = if a.fields.is_empty() {
+        None
+    } else {
+        let mut o = inspect::fields::FieldOptions::default();
+        for e in &a.field_options {
+            o.set(e).map_err(|e| Failure::input(e, None))?;
+        }
+        Some(inspect::fields::Selection::new(a.fields.clone(), o))
+    };
     // `inspect::run` batches its output in 64 KiB blocks: no second buffer in between.
     let mut out = stdout.lock();
-    match inspect::run(&a.file, &opts, &mut out) {
+    let result = match &selection {
+        Some(sel) => inspect::run_fields(
+            &a.file,
+            &opts,
+            sel,
+            &mut out,
+            ccreplay::batches::default_workers(),
+        ),
+        None => inspect::run(&a.file, &opts, &mut out),
+    };
+    match result {
         Ok(summary) => {
             let _ = out.flush();
             if let Some(e) = &summary.capture_error {
