@@ -13,7 +13,9 @@ pub(crate) enum ImportCommand {
   ccreplay import ns3 mix/config.txt --out imported/
   ccreplay replay imported/sender_0.toml
 
-Exit status: 0 imported; 2 a file is missing or bad (named with its line or byte offset).")]
+Exit status: 0 imported; 2 a file is missing or bad (named with its line or byte offset), or the
+import would lose something: a flow without events, no host traced, a trace without records
+(nothing is written then).")]
     Ns3(ImportNs3Args),
 }
 
@@ -36,11 +38,14 @@ pub(crate) fn run_ns3(a: ImportNs3Args) -> Result<u8, Failure> {
         mix: a.mix,
     };
     let s = ccreplay::import::ns3::import(&opts).map_err(|e| {
-        Failure::input(
-            e,
-            "the config names its files as the simulator reads them; see docs/import.md"
-                .to_string(),
-        )
+        let hint = e.todo().map_or_else(
+            || {
+                "the config names its files as the simulator reads them; see docs/import.md"
+                    .to_string()
+            },
+            str::to_string,
+        );
+        Failure::input(e, hint)
     })?;
     for w in &s.warnings {
         eprintln!("ccreplay: warning: {w}");
@@ -48,11 +53,19 @@ pub(crate) fn run_ns3(a: ImportNs3Args) -> Result<u8, Failure> {
     for p in &s.written {
         note!("ccreplay: wrote {}", p.display());
     }
+    // Every record is accounted for: made events, rebuilt INT (HPCC), or ignored by reason.
+    let a = &s.account;
+    let int = if a.rebuilt_int > 0 {
+        format!(", {} rebuilt INT", a.rebuilt_int)
+    } else {
+        String::new()
+    };
     note!(
-        "ccreplay: {} records, {} events ({} records ignored)",
+        "ccreplay: {} records: {} made {} events{int}, {}",
         s.records,
+        a.made_events,
         s.events,
-        s.ignored_records
+        a.ignored_text()
     );
     Ok(0)
 }

@@ -41,4 +41,24 @@ pub enum ImportError {
     /// The run used something the harness does not model (a CC mode, a missing file).
     #[error("{0}")]
     Unsupported(String),
+    /// The inputs are readable, but importing them would lose something or give nothing (a
+    /// flow of the flow file without events, no host traced, a trace without records). Nothing
+    /// is written.
+    #[error("{message}")]
+    Incomplete {
+        /// What would be lost, and the likeliest cause.
+        message: String,
+        /// What to change (the config line, the trace list, the flow file).
+        todo: String,
+    },
+}
+
+impl ImportError {
+    /// What to do about the error, when the error knows better than a generic hint.
+    pub fn todo(&self) -> Option<&str> {
+        match self {
+            ImportError::Incomplete { todo, .. } => Some(todo),
+            _ => None,
+        }
+    }
 }

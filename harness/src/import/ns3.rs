@@ -7,8 +7,10 @@
 //! - `topology.txt`: `nodes switches links`, the switch ids, then `src dst rate delay error`
 //!   per link;
 //! - `flow.txt`: the flow count, then `src dst pg dport size start_s` per flow; the simulator
-//!   gives each host's flows UDP source ports 10000, 10001, ... in file order;
-//! - `trace.txt`: the count, then the traced node ids;
+//!   gives each host *pair*'s flows UDP source ports 10000, 10001, ... in file order
+//!   ([`parse_flows`] cites the lines of third.cc);
+//! - `trace.txt`: the count, then the traced node ids (ids past the node count are skipped, as
+//!   third.cc skips them);
 //! - `mix.tr` (`TRACE_OUTPUT_FILE`): the binary trace, a `SimSetting` header (u32 count,
 //!   count × (u16 node, u8 intf, u64 bps) packed, u32 win) then 56-byte `TraceFormat` records
 //!   (`trace-format.h`, x86-64 layout, little-endian; see [`Record`]).
@@ -31,10 +33,16 @@
 //!
 //! When every frame can be made from a file's events (DCQCN; HPCC with no ACK lacking its INT),
 //! the same events are also written as a pcap with its own manifest ([`super::pcap`]).
+//!
+//! Nothing is lost silently ([`accounting`]): every record made events, rebuilt INT, or is
+//! counted as ignored by [`IgnoreReason`]; a flow of the flow file without any event, a trace
+//! list naming no host and a `mix.tr` without records are errors
+//! ([`ImportError::Incomplete`]), and then nothing is written — every output file is staged
+//! and renamed into place only once all of them are complete.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::fs::File;
-use std::io::{BufReader, BufWriter, Read, Write};
+use std::io::{BufRead, BufReader, BufWriter, Read, Write};
 use std::net::{IpAddr, Ipv4Addr};
 use std::path::{Path, PathBuf};
 
@@ -44,14 +52,20 @@ use ccreplay_reference_cc::event::AckInfo;
 use ccreplay_reference_cc::{Event, EventKind};
 
 use super::ImportError;
-use super::pcap::{PcapFlow, write_pcap};
+use super::pcap::{PcapFlow, stage_pcap};
 use crate::manifest::{CapturePoint, FlowSpec, IntSection, Manifest, ModelSpec, Network, Source};
 use crate::protocol;
 
+pub mod accounting;
+use accounting::{Evidence, PortMiss};
+pub use accounting::{IgnoreReason, RecordAccount};
+
 /// Size of one `TraceFormat` record.
 pub const RECORD_BYTES: usize = 56;
-/// First UDP source port of each host's flows (third.cc: `portNumder[i] = 10000`).
+/// First UDP source port of each host pair's flows (third.cc: `portNumder[i][j] = 10000`).
 pub const FIRST_SPORT: u16 = 10000;
+/// third.cc's default `simulator_stop_time`, s.
+const DEFAULT_STOP_S: f64 = 3.01;
 /// The RDMA WRITE opcode of a data packet at byte `seq` with `payload` bytes of a message of
 /// `size` bytes (ns-3 has no BTH: the position in the message decides).
 fn write_opcode(seq: u64, payload: u64, size: u64) -> u8 {
@@ -589,19 +603,40 @@ pub struct Flow {
     pub pg: u32,
     /// Destination UDP port.
     pub dport: u16,
-    /// UDP source port the simulator gave it (10000 + the flow's rank among its host's).
+    /// UDP source port the simulator gave it: 10000 + the flow's rank among the flows of its
+    /// (source, destination) pair, in file order, modulo 2^16 ([`parse_flows`]).
     pub sport: u16,
     /// Message size, bytes.
     pub size_bytes: u64,
     /// Start time, s.
     pub start_s: f64,
+    /// Line of the flow file.
+    pub line: u64,
 }
 
 /// Parse `flow.txt`; hosts must be hosts of `topo`.
+///
+/// Source ports are numbered as the simulator numbers them, per (source, destination) host
+/// pair — `simulation/scratch/third.cc` of alibaba-edu/High-Precision-Congestion-Control
+/// (commit 9f4be2a):
+///
+/// ```text
+/// 118 // maintain port number for each host pair
+/// 119 std::unordered_map<uint32_t, unordered_map<uint32_t, uint16_t> > portNumder;
+/// 137     uint32_t port = portNumder[flow_input.src][flow_input.dst]++; // get a new port number
+/// 983 // maintain port number for each host
+/// 988     portNumder[i][j] = 10000; // each host pair use port number from 10000
+/// ```
+///
+/// Line 137 runs in `ScheduleFlowInputs`, which takes the flows in file order, so the k-th flow
+/// (from 0) of a pair gets 10000 + k; the counter is a `uint16_t`, so it wraps to 0 after
+/// 65535 as the simulator's does. Two flows of one pair that end up with the same source port
+/// (65536 flows apart) cannot be told apart in `mix.tr`: that is an error.
 pub fn parse_flows(text: &str, path: &Path, topo: &Topology) -> Result<Vec<Flow>, ImportError> {
     let mut t = Toks::new(path, text);
     let n: u32 = t.parse("the flow count")?;
-    let mut next_port: HashMap<u32, u32> = HashMap::new();
+    let mut next_port: HashMap<(u32, u32), u16> = HashMap::new();
+    let mut taken: HashMap<(u32, u32, u16), u64> = HashMap::new();
     let mut v = Vec::new();
     for _ in 0..n {
         let src: u32 = t.parse("a flow's source node")?;
@@ -616,11 +651,22 @@ pub fn parse_flows(text: &str, path: &Path, topo: &Topology) -> Result<Vec<Flow>
                 return Err(t.bad(line, format!("node {h} is not a host of the topology")));
             }
         }
-        let port = next_port.entry(src).or_insert(FIRST_SPORT as u32);
-        let Ok(sport) = u16::try_from(*port) else {
-            return Err(t.bad(line, format!("host {src} runs out of UDP source ports")));
-        };
-        *port += 1;
+        if !start_s.is_finite() || start_s < 0.0 {
+            return Err(t.bad(line, format!("start time {start_s} s is not a time")));
+        }
+        let port = next_port.entry((src, dst)).or_insert(FIRST_SPORT);
+        let sport = *port;
+        *port = port.wrapping_add(1);
+        if let Some(first) = taken.insert((src, dst, sport), line) {
+            return Err(t.bad(
+                line,
+                format!(
+                    "host {src} -> host {dst}: this flow gets UDP source port {sport} like the \
+                     flow of line {first} (third.cc's 16-bit port counter of the pair wrapped), \
+                     so mix.tr cannot tell their packets apart"
+                ),
+            ));
+        }
         v.push(Flow {
             src,
             dst,
@@ -629,16 +675,30 @@ pub fn parse_flows(text: &str, path: &Path, topo: &Topology) -> Result<Vec<Flow>
             sport,
             size_bytes,
             start_s,
+            line,
         });
     }
     Ok(v)
 }
 
-/// Parse `trace.txt` (the traced node ids).
+/// Parse `trace.txt` (the traced node ids, as written: see [`traced_hosts`]).
 pub fn parse_trace_list(text: &str, path: &Path) -> Result<Vec<u32>, ImportError> {
     let mut t = Toks::new(path, text);
     let n: u32 = t.parse("the node count")?;
     (0..n).map(|_| t.parse("a node id")).collect()
+}
+
+/// The hosts a trace list makes the simulator trace: its ids below the node count (third.cc
+/// skips the others: `if (nid >= n.GetN()) continue;`) that are not switches, sorted.
+pub fn traced_hosts(list: &[u32], topo: &Topology) -> Vec<u32> {
+    let mut v: Vec<u32> = list
+        .iter()
+        .copied()
+        .filter(|&n| n < topo.nodes && !topo.is_switch[n as usize])
+        .collect();
+    v.sort_unstable();
+    v.dedup();
+    v
 }
 
 /// third.cc `node_id_to_ip`: 11.x.y.1.
@@ -884,9 +944,9 @@ pub struct Summary {
     pub records: u64,
     /// Events written.
     pub events: u64,
-    /// Records of packets of no flow of flow.txt (other traffic), or of kinds not replayed
-    /// (PFC, switch enqueues, drops).
-    pub ignored_records: u64,
+    /// What became of the records: made events, rebuilt INT, ignored (by reason). The three
+    /// add up to [`Summary::records`].
+    pub account: RecordAccount,
     /// HPCC: ACKs (and NAKs) written with their rebuilt INT.
     pub acks_with_int: u64,
     /// HPCC: ACKs written without INT, because it could not be rebuilt.
@@ -1093,20 +1153,67 @@ struct Group {
     win_bytes: u64,
     /// HPCC: ACKs written without INT (the pcap needs none).
     acks_without_int: u64,
+    /// Events written.
+    events: u64,
 }
 
-/// Write a manifest at `path`, atomically.
-fn write_manifest(path: &Path, m: &Manifest) -> Result<(), ImportError> {
+/// Stage a manifest at `path`: written to its temporary file, renamed by the returned guard's
+/// `commit` (removed if it is dropped).
+fn stage_manifest(path: &Path, m: &Manifest) -> Result<crate::outfile::Pending, ImportError> {
     let body = toml::to_string(m).map_err(|e| {
         ImportError::Unsupported(format!(
             "{}: cannot write the manifest: {e}",
             path.display()
         ))
     })?;
-    crate::outfile::write_atomic(path, body.as_bytes()).map_err(|source| ImportError::Io {
+    let io = |source| ImportError::Io {
         path: path.to_path_buf(),
         source,
-    })
+    };
+    let (mut f, pending) = crate::outfile::Pending::create(path).map_err(io)?;
+    f.write_all(body.as_bytes())
+        .and_then(|()| f.flush())
+        .map_err(io)?;
+    Ok(pending)
+}
+
+/// The output folder, created for this import: the folders it had to create are removed again
+/// (when still empty) unless [`OutDir::keep`] is called, so a failed import leaves no folder
+/// behind.
+struct OutDir {
+    created: Vec<PathBuf>,
+}
+
+impl OutDir {
+    fn create(dir: &Path) -> Result<OutDir, ImportError> {
+        let mut created = Vec::new();
+        let mut d = Some(dir);
+        while let Some(p) = d {
+            if p.as_os_str().is_empty() || p.exists() {
+                break;
+            }
+            created.push(p.to_path_buf());
+            d = p.parent();
+        }
+        std::fs::create_dir_all(dir).map_err(|source| ImportError::Io {
+            path: dir.into(),
+            source,
+        })?;
+        Ok(OutDir { created })
+    }
+
+    fn keep(mut self) {
+        self.created.clear();
+    }
+}
+
+impl Drop for OutDir {
+    fn drop(&mut self) {
+        // Deepest first; `remove_dir` leaves a folder someone else wrote into.
+        for d in &self.created {
+            let _ = std::fs::remove_dir(d);
+        }
+    }
 }
 
 /// Per-flow state of the conversion.
@@ -1160,13 +1267,64 @@ fn rate_code(bps: u64) -> Option<u8> {
 fn write_ev(g: &mut Group, buf: &mut Vec<u8>, ev: &Event) -> Result<(), ImportError> {
     buf.clear();
     protocol::write_event(buf, ev);
+    g.events += 1;
     g.w.write_all(buf).map_err(|source| ImportError::Io {
         path: g.path.clone(),
         source,
     })
 }
 
-/// Run an import (see the module documentation). Streams `mix.tr` once.
+/// What one record came to.
+enum Outcome {
+    Events,
+    Int,
+    Ignored(IgnoreReason),
+}
+
+/// A packet of no flow: between the hosts of a flow (its ports are wrong: remembered for the
+/// error about that flow) or other traffic. `sender` / `receiver` / `ports` in the data
+/// direction.
+fn no_flow(
+    pairs: &HashSet<(u32, u32)>,
+    miss: &mut HashMap<(u32, u32), PortMiss>,
+    sender: u32,
+    receiver: u32,
+    ports: (u16, Option<u16>),
+) -> Outcome {
+    if pairs.contains(&(sender, receiver)) {
+        miss.entry((sender, receiver))
+            .or_insert(PortMiss {
+                records: 0,
+                first: ports,
+            })
+            .records += 1;
+        Outcome::Ignored(IgnoreReason::UnknownPorts)
+    } else {
+        Outcome::Ignored(IgnoreReason::OtherTraffic)
+    }
+}
+
+/// Where the bytes of a staged file are until it is committed (a special file is written in
+/// place, see `outfile::create`).
+fn staged_path(path: &Path) -> PathBuf {
+    if crate::outfile::is_special(path) {
+        path.into()
+    } else {
+        crate::outfile::temp_path(path)
+    }
+}
+
+/// The first `max` items joined by `; `, then `; and N more`.
+fn list_some(items: &[String], max: usize) -> String {
+    let mut s = items[..items.len().min(max)].join("; ");
+    if items.len() > max {
+        s.push_str(&format!("; and {} more", items.len() - max));
+    }
+    s
+}
+
+/// Run an import (see the module documentation). Streams `mix.tr` once. Writes nothing unless
+/// it succeeds: every file is staged, then all are renamed into place.
 pub fn import(opts: &Options) -> Result<Summary, ImportError> {
     let cfg = Config::load(&opts.config)?;
     let mut summary = Summary::default();
@@ -1194,6 +1352,7 @@ pub fn import(opts: &Options) -> Result<Summary, ImportError> {
     }
     let int_multi = cfg.uint("INT_MULTI").unwrap_or(1).max(1);
     let global_t = cfg.uint("GLOBAL_T").unwrap_or(1);
+    let stop_s = cfg.float("SIMULATOR_STOP_TIME").unwrap_or(DEFAULT_STOP_S);
     let topo_path = resolve(&opts.config, need(&cfg, "TOPOLOGY_FILE")?);
     let flow_path = resolve(&opts.config, need(&cfg, "FLOW_FILE")?);
     let mix_path = match &opts.mix {
@@ -1202,17 +1361,74 @@ pub fn import(opts: &Options) -> Result<Summary, ImportError> {
     };
     let topo = Topology::parse(&read_text(&topo_path)?, &topo_path)?;
     let flows = parse_flows(&read_text(&flow_path)?, &flow_path, &topo)?;
-    let traced: Option<Vec<u32>> = match cfg.text("TRACE_FILE") {
-        Some(t) => {
-            let p = resolve(&opts.config, t);
-            match std::fs::read_to_string(&p) {
-                Ok(text) => Some(parse_trace_list(&text, &p)?),
-                Err(_) => None,
+    if flows.is_empty() {
+        return Err(ImportError::Incomplete {
+            message: format!(
+                "{}: no flows (its first line, the flow count, is 0): nothing to import",
+                flow_path.display()
+            ),
+            todo: "import the outputs of a run with flows (FLOW_FILE of the config)".into(),
+        });
+    }
+    let trace_path = cfg.text("TRACE_FILE").map(|t| resolve(&opts.config, t));
+    let trace_list: Option<Vec<u32>> = match &trace_path {
+        Some(p) => match std::fs::read_to_string(p) {
+            Ok(text) => Some(parse_trace_list(&text, p)?),
+            Err(e) => {
+                summary.warnings.push(format!(
+                    "{}: {e}: the traced hosts are unknown (TRACE_FILE of {})",
+                    p.display(),
+                    opts.config.display()
+                ));
+                None
             }
-        }
+        },
         None => None,
     };
-    if hpcc && let Some(tr) = &traced {
+    let traced: Option<Vec<u32>> = trace_list.as_deref().map(|l| traced_hosts(l, &topo));
+    if let (Some(list), Some(hosts), Some(p)) = (&trace_list, &traced, &trace_path)
+        && hosts.is_empty()
+    {
+        let switches: Vec<String> = list
+            .iter()
+            .filter(|&&n| n < topo.nodes && topo.is_switch[n as usize])
+            .map(|n| n.to_string())
+            .collect();
+        let beyond: Vec<String> = list
+            .iter()
+            .filter(|&&n| n >= topo.nodes)
+            .map(|n| n.to_string())
+            .collect();
+        let mut named = Vec::new();
+        if list.is_empty() {
+            named.push("its count is 0".to_string());
+        }
+        if !switches.is_empty() {
+            named.push(format!("switches {} only", switches.join(", ")));
+        }
+        if !beyond.is_empty() {
+            named.push(format!(
+                "{} not below the node count {}, which the simulator skips",
+                beyond.join(", "),
+                topo.nodes
+            ));
+        }
+        return Err(ImportError::Incomplete {
+            message: format!(
+                "{}: the trace list names no host ({}): the simulator records only the nodes it \
+                 names, so no flow has events",
+                p.display(),
+                named.join("; ")
+            ),
+            todo: format!(
+                "name the flows' hosts in {} (the count, then the node ids), keep ENABLE_TRACE 1 \
+                 in {}, and run the simulator again",
+                p.display(),
+                opts.config.display()
+            ),
+        });
+    }
+    if hpcc && let Some(tr) = &trace_list {
         let untraced: Vec<u32> = (0..topo.nodes)
             .filter(|&n| topo.is_switch[n as usize] && !tr.contains(&n))
             .collect();
@@ -1230,7 +1446,7 @@ pub fn import(opts: &Options) -> Result<Summary, ImportError> {
         .collect();
     // Paths are kept for the flows' sources only; with GLOBAL_T 1 every host pair is visited
     // for the largest RTT and BDP.
-    let sources: std::collections::HashSet<u32> = flows.iter().map(|f| f.src).collect();
+    let sources: HashSet<u32> = flows.iter().map(|f| f.src).collect();
     let mut paths: HashMap<u32, Vec<Option<PathInfo>>> = HashMap::new();
     let (mut max_rtt, mut max_bdp) = (0u64, 0u64);
     for &h in &hosts {
@@ -1250,19 +1466,7 @@ pub fn import(opts: &Options) -> Result<Summary, ImportError> {
             paths.insert(h, p);
         }
     }
-
-    std::fs::create_dir_all(&opts.out).map_err(|source| ImportError::Io {
-        path: opts.out.clone(),
-        source,
-    })?;
-    // Groups: a sender file per host (per host pair when GLOBAL_T 0: the RTT differs), a
-    // receiver file per host.
-    let mut groups: Vec<Group> = Vec::new();
-    let mut by_key: BTreeMap<(Side, u32, u32), usize> = BTreeMap::new();
-    let mut states: Vec<FlowState> = Vec::with_capacity(flows.len());
-    let mut flow_of: HashMap<(u32, u32, u16, u16), usize> = HashMap::new();
-    // A CNP names its flow by source port only (`fid`): (sender IP, receiver IP, sport).
-    let mut cnp_flow: HashMap<(u32, u32, u16), usize> = HashMap::new();
+    let mut flow_paths = Vec::with_capacity(flows.len());
     for (i, f) in flows.iter().enumerate() {
         let path = paths
             .get(&f.src)
@@ -1275,6 +1479,65 @@ pub fn import(opts: &Options) -> Result<Summary, ImportError> {
                     f.dst
                 ))
             })?;
+        flow_paths.push(path);
+    }
+
+    // mix.tr: its header, and at least one record after it — before anything is created.
+    let file = File::open(&mix_path).map_err(|source| ImportError::Io {
+        path: mix_path.clone(),
+        source,
+    })?;
+    let mut r = BufReader::with_capacity(1 << 16, file);
+    let (setting, mut offset) = read_header(&mut r, &mix_path)?;
+    let no_records = r
+        .fill_buf()
+        .map_err(|source| ImportError::Io {
+            path: mix_path.clone(),
+            source,
+        })?
+        .is_empty();
+    if no_records {
+        let off = if cfg.uint("ENABLE_TRACE") == Some(0) {
+            " (it has ENABLE_TRACE 0)"
+        } else {
+            ""
+        };
+        return Err(ImportError::Incomplete {
+            message: format!(
+                "{}: no trace records: the simulator wrote its header only; set ENABLE_TRACE 1 \
+                 in {}{off} and name the hosts to trace in its TRACE_FILE list, then run it \
+                 again",
+                mix_path.display(),
+                opts.config.display()
+            ),
+            todo: format!(
+                "the simulator writes the header only with ENABLE_TRACE 0 or with a trace list \
+                 ({}) naming no node it has (docs/import.md \"Errors\")",
+                trace_path
+                    .as_deref()
+                    .map_or_else(|| "TRACE_FILE".into(), |p| p.display().to_string())
+            ),
+        });
+    }
+
+    // Declared before the files staged in it: dropped after them, so it is empty by then.
+    let out_dir = OutDir::create(&opts.out)?;
+    // Groups: a sender file per host (per host pair when GLOBAL_T 0: the RTT differs), a
+    // receiver file per host.
+    let mut groups: Vec<Group> = Vec::new();
+    let mut by_key: BTreeMap<(Side, u32, u32), usize> = BTreeMap::new();
+    let mut states: Vec<FlowState> = Vec::with_capacity(flows.len());
+    let mut flow_of: HashMap<(u32, u32, u16, u16), usize> = HashMap::new();
+    // A CNP names its flow by source port only (`fid`): (sender IP, receiver IP, sport).
+    let mut cnp_flow: HashMap<(u32, u32, u16), usize> = HashMap::new();
+    // (sender IP, receiver IP) of every flow: a packet between them with ports of no flow
+    // points at a flow file that is not the simulator's.
+    let flow_pairs: HashSet<(u32, u32)> = flows
+        .iter()
+        .map(|f| (node_ip(f.src), node_ip(f.dst)))
+        .collect();
+    for (i, f) in flows.iter().enumerate() {
+        let path = flow_paths[i];
         let (rtt, bdp) = if global_t == 1 {
             (max_rtt, max_bdp)
         } else {
@@ -1316,6 +1579,7 @@ pub fn import(opts: &Options) -> Result<Summary, ImportError> {
                         base_rtt_ns: rtt,
                         win_bytes: bdp,
                         acks_without_int: 0,
+                        events: 0,
                     });
                     by_key.insert((side, host, peer), groups.len() - 1);
                     groups.len() - 1
@@ -1335,21 +1599,18 @@ pub fn import(opts: &Options) -> Result<Summary, ImportError> {
             }
         }
         states.push(st);
+        // parse_flows made (src, dst, sport) unique.
         flow_of.insert((node_ip(f.src), node_ip(f.dst), f.sport, f.dport), i);
         cnp_flow.insert((node_ip(f.src), node_ip(f.dst), f.sport), i);
     }
 
     // Stream mix.tr.
-    let file = File::open(&mix_path).map_err(|source| ImportError::Io {
-        path: mix_path.clone(),
-        source,
-    })?;
-    let mut r = BufReader::with_capacity(1 << 16, file);
-    let (setting, mut offset) = read_header(&mut r, &mix_path)?;
     let mut rec_buf = [0u8; RECORD_BYTES];
     let mut buf = Vec::with_capacity(1024);
     let mut ports: HashMap<(u16, u8), Port> = HashMap::new();
     let mut pending: HashMap<(usize, u32), Pending> = HashMap::new();
+    let mut port_miss: HashMap<(u32, u32), PortMiss> = HashMap::new();
+    let mut account = RecordAccount::default();
     let mut last_t = 0u64;
     while let Some(rec) = next_record(&mut r, &mut rec_buf, &mix_path, offset)? {
         let at = offset;
@@ -1377,257 +1638,400 @@ pub fn import(opts: &Options) -> Result<Summary, ImportError> {
                 .get(&(rec.dip, rec.sip, rec.dport, rec.sport))
                 .copied()
         };
-        if rec.node_type == 1 {
+        let node = rec.node as u32;
+        let outcome = if node >= topo.nodes || topo.is_switch[node as usize] != (rec.node_type == 1)
+        {
+            Outcome::Ignored(IgnoreReason::UnknownNode)
+        } else if rec.node_type == 1 {
             // A switch: only HPCC needs its ports (the INT they stamp).
             if !hpcc {
-                summary.ignored_records += 1;
-                continue;
-            }
-            let port = ports.entry((rec.node, rec.intf)).or_default();
-            let q = rec.qidx as usize;
-            match rec.event {
-                EV_ENQU if q < 8 => port.class_bytes[q] = rec.qlen as u64 + rec.size as u64,
-                EV_DEQU => {
-                    if q < 8 {
-                        port.class_bytes[q] = rec.qlen as u64;
+                Outcome::Ignored(IgnoreReason::SwitchDcqcn)
+            } else {
+                let port = ports.entry((rec.node, rec.intf)).or_default();
+                let q = rec.qidx as usize;
+                match rec.event {
+                    EV_ENQU => {
+                        if q < 8 {
+                            port.class_bytes[q] = rec.qlen as u64 + rec.size as u64;
+                        }
+                        Outcome::Int
                     }
-                    if rec.l3 == 0x11
-                        && let Some(fi) = data_flow()
-                    {
-                        let total: u64 = if q < 8 {
-                            port.class_bytes.iter().sum()
-                        } else {
-                            rec.qlen as u64
+                    EV_DEQU => {
+                        if q < 8 {
+                            port.class_bytes[q] = rec.qlen as u64;
+                        }
+                        if rec.l3 == 0x11
+                            && let Some(fi) = data_flow()
+                        {
+                            let total: u64 = if q < 8 {
+                                port.class_bytes.iter().sum()
+                            } else {
+                                rec.qlen as u64
+                            };
+                            let b = setting
+                                .port_speed
+                                .get(&(rec.node, rec.intf))
+                                .copied()
+                                .and_then(rate_code);
+                            let hop = IntHop {
+                                b: b.unwrap_or(0),
+                                ts: (rec.time & 0xFF_FFFF) as u32,
+                                tx_bytes: ((port.tx_bytes / int_multi.saturating_mul(128))
+                                    & 0xF_FFFF) as u32,
+                                qlen: (total / int_multi.saturating_mul(80)).min(0xFFFF) as u16,
+                            };
+                            let p = pending.entry((fi, rec.seq)).or_default();
+                            if p.nodes[..p.n].contains(&rec.node) {
+                                // The same packet again at this switch: a retransmission.
+                                *p = Pending::default();
+                            }
+                            if b.is_none() || p.n == MAX_HOPS {
+                                p.overflow = true;
+                            } else {
+                                p.nodes[p.n] = rec.node;
+                                p.hops[p.n] = hop;
+                                p.n += 1;
+                            }
+                        }
+                        port.tx_bytes += rec.size as u64;
+                        Outcome::Int
+                    }
+                    _ => Outcome::Ignored(IgnoreReason::SwitchRecvDrop),
+                }
+            }
+        } else {
+            // A host.
+            let me = node_ip(node);
+            match (rec.event, rec.l3) {
+                (_, 0xFE) => Outcome::Ignored(IgnoreReason::Pfc),
+                (_, l3) if !matches!(l3, 0x11 | 0xFC | 0xFD | 0xFF) => {
+                    Outcome::Ignored(IgnoreReason::OtherProtocol)
+                }
+                (EV_DROP, _) => Outcome::Ignored(IgnoreReason::HostDrop),
+                (EV_DEQU, 0x11) if rec.sip == me => match data_flow() {
+                    None => no_flow(
+                        &flow_pairs,
+                        &mut port_miss,
+                        rec.sip,
+                        rec.dip,
+                        (rec.sport, Some(rec.dport)),
+                    ),
+                    Some(fi) => {
+                        let f = &flows[fi];
+                        let st = &mut states[fi];
+                        let opcode = write_opcode(rec.seq as u64, rec.payload as u64, f.size_bytes);
+                        let ev = Event {
+                            t_ns: rec.time,
+                            flow: st.sender_local,
+                            index: st.sender_index,
+                            kind: EventKind::TxData {
+                                psn: psn_of(rec.seq as u64, mtu),
+                                bytes: rec.payload as u32,
+                                opcode,
+                            },
                         };
-                        let b = setting
-                            .port_speed
-                            .get(&(rec.node, rec.intf))
-                            .copied()
-                            .and_then(rate_code);
-                        let hop = IntHop {
-                            b: b.unwrap_or(0),
-                            ts: (rec.time & 0xFF_FFFF) as u32,
-                            tx_bytes: ((port.tx_bytes / int_multi.saturating_mul(128)) & 0xF_FFFF)
-                                as u32,
-                            qlen: (total / int_multi.saturating_mul(80)).min(0xFFFF) as u16,
+                        st.sender_index += 1;
+                        write_ev(&mut groups[st.sender_group], &mut buf, &ev)?;
+                        summary.events += 1;
+                        Outcome::Events
+                    }
+                },
+                (EV_RECV, 0x11) if rec.dip == me => match data_flow() {
+                    None => no_flow(
+                        &flow_pairs,
+                        &mut port_miss,
+                        rec.sip,
+                        rec.dip,
+                        (rec.sport, Some(rec.dport)),
+                    ),
+                    Some(fi) => {
+                        let f = &flows[fi];
+                        let st = &mut states[fi];
+                        if hpcc {
+                            let p = pending.remove(&(fi, rec.seq)).unwrap_or_default();
+                            st.last_int = (!p.overflow && p.n as u32 == st.switches)
+                                .then(|| {
+                                    let path_id =
+                                        p.nodes[..p.n].iter().fold(0u16, |x, &n| x ^ (n & 0x0FFF));
+                                    IntStack::from_hops(path_id, &p.hops[..p.n])
+                                })
+                                .flatten();
+                        }
+                        let opcode = write_opcode(rec.seq as u64, rec.payload as u64, f.size_bytes);
+                        let ev = Event {
+                            t_ns: rec.time,
+                            flow: st.receiver_local,
+                            index: st.receiver_index,
+                            kind: EventKind::RxData {
+                                psn: psn_of(rec.seq as u64, mtu),
+                                bytes: rec.payload as u32,
+                                opcode,
+                                ecn: rec.ecn & 3,
+                                send_ts_ns: None,
+                            },
                         };
-                        let p = pending.entry((fi, rec.seq)).or_default();
-                        if p.nodes[..p.n].contains(&rec.node) {
-                            // The same packet again at this switch: a retransmission.
-                            *p = Pending::default();
+                        st.receiver_index += 1;
+                        write_ev(&mut groups[st.receiver_group], &mut buf, &ev)?;
+                        summary.events += 1;
+                        Outcome::Events
+                    }
+                },
+                // Data entering a host's queue: the sender's event is the dequeue.
+                (EV_ENQU, 0x11) if rec.sip == me => Outcome::Ignored(IgnoreReason::HostQueue),
+                (EV_ENQU, 0xFC | 0xFD) if rec.sip == me && hpcc => match ack_flow() {
+                    // The receiver queues the ACK it just built from the data packet it got.
+                    None => no_flow(
+                        &flow_pairs,
+                        &mut port_miss,
+                        rec.dip,
+                        rec.sip,
+                        (rec.dport, Some(rec.sport)),
+                    ),
+                    Some(fi) => {
+                        let st = &mut states[fi];
+                        if st.acks.len() == ACK_QUEUE {
+                            st.acks.pop_front();
                         }
-                        if b.is_none() || p.n == MAX_HOPS {
-                            p.overflow = true;
+                        st.acks.push_back((rec.l3 == 0xFD, rec.seq, st.last_int));
+                        Outcome::Int
+                    }
+                },
+                // ACK / NAK / CNP entering (DCQCN) or leaving the receiver's queue.
+                (EV_ENQU | EV_DEQU, 0xFC | 0xFD | 0xFF) if rec.sip == me => {
+                    Outcome::Ignored(IgnoreReason::HostQueue)
+                }
+                (EV_RECV, 0xFC | 0xFD) if rec.dip == me => match ack_flow() {
+                    None => no_flow(
+                        &flow_pairs,
+                        &mut port_miss,
+                        rec.dip,
+                        rec.sip,
+                        (rec.dport, Some(rec.sport)),
+                    ),
+                    Some(fi) => {
+                        let nak = rec.l3 == 0xFD;
+                        let st = &mut states[fi];
+                        let int = if hpcc {
+                            let mut found = None;
+                            while let Some((k, s, i)) = st.acks.pop_front() {
+                                if k == nak && s == rec.seq {
+                                    found = Some(i);
+                                    break;
+                                }
+                            }
+                            let int = found.flatten();
+                            if int.is_some() {
+                                summary.acks_with_int += 1;
+                            } else {
+                                summary.acks_without_int += 1;
+                                groups[st.sender_group].acks_without_int += 1;
+                            }
+                            int
                         } else {
-                            p.nodes[p.n] = rec.node;
-                            p.hops[p.n] = hop;
-                            p.n += 1;
+                            None
+                        };
+                        let e = rec.seq as u64;
+                        let psn = if nak {
+                            e / mtu
+                        } else {
+                            // ACK of next-expected byte E: the last PSN received, ceil(E / mtu) − 1.
+                            e.div_ceil(mtu).wrapping_sub(1)
+                        };
+                        let info = AckInfo {
+                            psn: (psn & 0xFF_FFFF) as u32,
+                            syndrome: if nak { SYNDROME_NAK } else { SYNDROME_ACK },
+                            int,
+                            n: None,
+                            cwnd: None,
+                            rcc_flags: None,
+                            ts_ns: None,
+                        };
+                        let ev = Event {
+                            t_ns: rec.time,
+                            flow: st.sender_local,
+                            index: st.sender_index,
+                            kind: if nak {
+                                EventKind::RxNak(info)
+                            } else {
+                                EventKind::RxAck(info)
+                            },
+                        };
+                        st.sender_index += 1;
+                        write_ev(&mut groups[st.sender_group], &mut buf, &ev)?;
+                        summary.events += 1;
+                        if !hpcc && rec.flags & FLAG_CNP != 0 {
+                            // DCQCN (rdma-hw.cc ReceiveAck): the ACK's CNP flag, after the ACK.
+                            let ev = Event {
+                                t_ns: rec.time,
+                                flow: st.sender_local,
+                                index: st.sender_index,
+                                kind: EventKind::RxCnp,
+                            };
+                            st.sender_index += 1;
+                            write_ev(&mut groups[st.sender_group], &mut buf, &ev)?;
+                            summary.events += 1;
+                        }
+                        Outcome::Events
+                    }
+                },
+                // ns-3's HPCC ignores CNP packets (`ReceiveCnp` only initialises a rate).
+                (EV_RECV, 0xFF) if rec.dip == me && hpcc => Outcome::Ignored(IgnoreReason::CnpHpcc),
+                (EV_RECV, 0xFF) if rec.dip == me => {
+                    // A CNP packet: fid is the flow's source port.
+                    match cnp_flow.get(&(rec.dip, rec.sip, rec.sport)).copied() {
+                        None => no_flow(
+                            &flow_pairs,
+                            &mut port_miss,
+                            rec.dip,
+                            rec.sip,
+                            (rec.sport, None),
+                        ),
+                        Some(fi) => {
+                            let st = &mut states[fi];
+                            let ev = Event {
+                                t_ns: rec.time,
+                                flow: st.sender_local,
+                                index: st.sender_index,
+                                kind: EventKind::RxCnp,
+                            };
+                            st.sender_index += 1;
+                            write_ev(&mut groups[st.sender_group], &mut buf, &ev)?;
+                            summary.events += 1;
+                            Outcome::Events
                         }
                     }
-                    port.tx_bytes += rec.size as u64;
                 }
-                _ => {}
+                _ => Outcome::Ignored(IgnoreReason::NotOwn),
             }
-            continue;
+        };
+        match outcome {
+            Outcome::Events => account.made_events += 1,
+            Outcome::Int => account.rebuilt_int += 1,
+            Outcome::Ignored(why) => account.ignore(why),
         }
-        // A host.
-        let me = node_ip(rec.node as u32);
-        match (rec.event, rec.l3) {
-            (EV_DEQU, 0x11) if rec.sip == me => {
-                let Some(fi) = data_flow() else {
-                    summary.ignored_records += 1;
-                    continue;
-                };
-                let f = &flows[fi];
-                let st = &mut states[fi];
-                let opcode = write_opcode(rec.seq as u64, rec.payload as u64, f.size_bytes);
-                let ev = Event {
-                    t_ns: rec.time,
-                    flow: st.sender_local,
-                    index: st.sender_index,
-                    kind: EventKind::TxData {
-                        psn: psn_of(rec.seq as u64, mtu),
-                        bytes: rec.payload as u32,
-                        opcode,
-                    },
-                };
-                st.sender_index += 1;
-                write_ev(&mut groups[st.sender_group], &mut buf, &ev)?;
-                summary.events += 1;
-            }
-            (EV_RECV, 0x11) if rec.dip == me => {
-                let Some(fi) = data_flow() else {
-                    summary.ignored_records += 1;
-                    continue;
-                };
-                let f = &flows[fi];
-                let st = &mut states[fi];
-                if hpcc {
-                    let p = pending.remove(&(fi, rec.seq)).unwrap_or_default();
-                    st.last_int = (!p.overflow && p.n as u32 == st.switches)
-                        .then(|| {
-                            let path_id =
-                                p.nodes[..p.n].iter().fold(0u16, |x, &n| x ^ (n & 0x0FFF));
-                            IntStack::from_hops(path_id, &p.hops[..p.n])
-                        })
-                        .flatten();
-                }
-                let opcode = write_opcode(rec.seq as u64, rec.payload as u64, f.size_bytes);
-                let ev = Event {
-                    t_ns: rec.time,
-                    flow: st.receiver_local,
-                    index: st.receiver_index,
-                    kind: EventKind::RxData {
-                        psn: psn_of(rec.seq as u64, mtu),
-                        bytes: rec.payload as u32,
-                        opcode,
-                        ecn: rec.ecn & 3,
-                        send_ts_ns: None,
-                    },
-                };
-                st.receiver_index += 1;
-                write_ev(&mut groups[st.receiver_group], &mut buf, &ev)?;
-                summary.events += 1;
-            }
-            (EV_ENQU, 0xFC | 0xFD) if rec.sip == me && hpcc => {
-                // The receiver queues the ACK it just built from the data packet it got.
-                let Some(fi) = ack_flow() else {
-                    summary.ignored_records += 1;
-                    continue;
-                };
-                let st = &mut states[fi];
-                if st.acks.len() == ACK_QUEUE {
-                    st.acks.pop_front();
-                }
-                st.acks.push_back((rec.l3 == 0xFD, rec.seq, st.last_int));
-            }
-            (EV_RECV, 0xFC | 0xFD) if rec.dip == me => {
-                let Some(fi) = ack_flow() else {
-                    summary.ignored_records += 1;
-                    continue;
-                };
-                let nak = rec.l3 == 0xFD;
-                let st = &mut states[fi];
-                let int = if hpcc {
-                    let mut found = None;
-                    while let Some((k, s, i)) = st.acks.pop_front() {
-                        if k == nak && s == rec.seq {
-                            found = Some(i);
-                            break;
-                        }
-                    }
-                    let int = found.flatten();
-                    if int.is_some() {
-                        summary.acks_with_int += 1;
-                    } else {
-                        summary.acks_without_int += 1;
-                        groups[st.sender_group].acks_without_int += 1;
-                    }
-                    int
-                } else {
-                    None
-                };
-                let e = rec.seq as u64;
-                let psn = if nak {
-                    e / mtu
-                } else {
-                    // ACK of next-expected byte E: the last PSN received, ceil(E / mtu) − 1.
-                    e.div_ceil(mtu).wrapping_sub(1)
-                };
-                let info = AckInfo {
-                    psn: (psn & 0xFF_FFFF) as u32,
-                    syndrome: if nak { SYNDROME_NAK } else { SYNDROME_ACK },
-                    int,
-                    n: None,
-                    cwnd: None,
-                    rcc_flags: None,
-                    ts_ns: None,
-                };
-                let ev = Event {
-                    t_ns: rec.time,
-                    flow: st.sender_local,
-                    index: st.sender_index,
-                    kind: if nak {
-                        EventKind::RxNak(info)
-                    } else {
-                        EventKind::RxAck(info)
-                    },
-                };
-                st.sender_index += 1;
-                write_ev(&mut groups[st.sender_group], &mut buf, &ev)?;
-                summary.events += 1;
-                if !hpcc && rec.flags & FLAG_CNP != 0 {
-                    // DCQCN (rdma-hw.cc ReceiveAck): the ACK's CNP flag, after the ACK.
-                    let ev = Event {
-                        t_ns: rec.time,
-                        flow: st.sender_local,
-                        index: st.sender_index,
-                        kind: EventKind::RxCnp,
-                    };
-                    st.sender_index += 1;
-                    write_ev(&mut groups[st.sender_group], &mut buf, &ev)?;
-                    summary.events += 1;
-                }
-            }
-            // ns-3's HPCC ignores CNP packets (`ReceiveCnp` only initialises a rate).
-            (EV_RECV, 0xFF) if rec.dip == me && !hpcc => {
-                // A CNP packet: fid is the flow's source port.
-                let key = cnp_flow.get(&(rec.dip, rec.sip, rec.sport)).copied();
-                let Some(fi) = key else {
-                    summary.ignored_records += 1;
-                    continue;
-                };
-                let st = &mut states[fi];
-                let ev = Event {
-                    t_ns: rec.time,
-                    flow: st.sender_local,
-                    index: st.sender_index,
-                    kind: EventKind::RxCnp,
-                };
-                st.sender_index += 1;
-                write_ev(&mut groups[st.sender_group], &mut buf, &ev)?;
-                summary.events += 1;
-            }
-            _ => summary.ignored_records += 1,
+    }
+    summary.account = account;
+
+    // A flow of the flow file without a single event is an error naming it (issue 18):
+    // returning here drops every staged file and the folder made for them.
+    let silent: Vec<String> = flows
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| states[i].sender_index + states[i].receiver_index == 0)
+        .map(|(i, f)| {
+            let evidence = Evidence {
+                stop_s,
+                traced: traced.as_deref(),
+                port_miss: &port_miss,
+                last_record_ns: last_t,
+                mix: &mix_path,
+                trace_file: trace_path.as_deref(),
+            };
+            format!(
+                "{}: {}",
+                accounting::describe(i, f),
+                accounting::no_events_cause(f, &evidence)
+            )
+        })
+        .collect();
+    if !silent.is_empty() {
+        let mut message = format!(
+            "{}: {} of its {} flows {} no event in {} (nothing written):",
+            flow_path.display(),
+            silent.len(),
+            flows.len(),
+            if silent.len() == 1 { "has" } else { "have" },
+            mix_path.display()
+        );
+        for l in silent.iter().take(10) {
+            message.push_str("\n  ");
+            message.push_str(l);
         }
+        if silent.len() > 10 {
+            message.push_str(&format!("\n  and {} more", silent.len() - 10));
+        }
+        return Err(ImportError::Incomplete {
+            message,
+            todo: format!(
+                "each flow says why; the config, {}, the trace list and {} must be of one \
+                 simulator run (docs/import.md \"Errors\")",
+                flow_path.display(),
+                mix_path.display()
+            ),
+        });
+    }
+    // A side of a flow without events (its host not traced, or the run ended first): said.
+    // Keyed by side and whether the host is traced (None: the trace list is unknown).
+    let mut one_sided: BTreeMap<(Side, Option<bool>), Vec<String>> = BTreeMap::new();
+    for (i, f) in flows.iter().enumerate() {
+        for (side, host, n) in [
+            (Side::Sender, f.src, states[i].sender_index),
+            (Side::Receiver, f.dst, states[i].receiver_index),
+        ] {
+            if n == 0 {
+                let is_traced = traced.as_ref().map(|t| t.contains(&host));
+                one_sided
+                    .entry((side, is_traced))
+                    .or_default()
+                    .push(accounting::describe(i, f));
+            }
+        }
+    }
+    for ((side, is_traced), list) in &one_sided {
+        let (who, what) = match side {
+            Side::Sender => ("sending", "sender"),
+            Side::Receiver => ("receiving", "receiver"),
+        };
+        let why = match is_traced {
+            Some(false) => format!("their {who} hosts are not in the trace list"),
+            Some(true) => format!(
+                "their {who} hosts are traced, but {} holds no such record of them (the run \
+                 may have stopped first)",
+                mix_path.display()
+            ),
+            None => format!(
+                "{} holds no such record of them at their {who} hosts",
+                mix_path.display()
+            ),
+        };
+        summary.warnings.push(format!(
+            "{} flow{} without {what} events: {why}: {}",
+            list.len(),
+            if list.len() == 1 { "" } else { "s" },
+            list_some(list, 5)
+        ));
     }
 
-    // Nothing imported is an error, not empty files (issue 14): returning here drops every
-    // pending events file, so the output folder keeps what it had.
-    if summary.events == 0 {
-        let why = if summary.records == 0 {
-            format!(
-                "{}: no trace records: the simulator wrote its header only; set ENABLE_TRACE 1 in \
-                 {} and name the hosts to trace in its TRACE_FILE list, then run it again",
-                mix_path.display(),
-                opts.config.display()
-            )
-        } else {
-            format!(
-                "{}: {} trace records, none of the flows of {} at the hosts traced: name the \
-                 flows' sources and destinations in the TRACE_FILE list of {}",
-                mix_path.display(),
-                summary.records,
-                flow_path.display(),
-                opts.config.display()
-            )
-        };
-        return Err(ImportError::Unsupported(why));
-    }
-    // Flush the events files, then write the manifests.
+    // Stage every file (events, manifests, pcaps), then rename them all into place.
     let config_name = opts.config.display().to_string();
-    for g in &mut groups {
-        let pending = g.pending.take();
-        g.w.flush()
-            .and_then(|()| pending.map_or(Ok(()), |p| p.commit()))
-            .map_err(|source| ImportError::Io {
-                path: g.path.clone(),
-                source,
-            })?;
-        summary.written.push(g.path.clone());
-    }
+    let mut staged: Vec<(PathBuf, crate::outfile::Pending)> = Vec::new();
     let mut model_warnings = Vec::new();
-    for g in &groups {
+    for g in &mut groups {
+        g.w.flush().map_err(|source| ImportError::Io {
+            path: g.path.clone(),
+            source,
+        })?;
+    }
+    for g in &mut groups {
+        let Some(events_pending) = g.pending.take() else {
+            continue;
+        };
+        if g.events == 0 {
+            // Every flow has events somewhere, so this is the side of untraced hosts.
+            summary.warnings.push(format!(
+                "{}: not written: no events (host {} {})",
+                g.path.display(),
+                g.host,
+                if traced.as_ref().is_some_and(|t| !t.contains(&g.host)) {
+                    "is not in the trace list"
+                } else {
+                    "has no record of these flows"
+                }
+            ));
+            continue;
+        }
+        let events_at = staged_path(&g.path);
+        staged.push((g.path.clone(), events_pending));
         let models = match g.side {
             Side::Sender => sender_models(&cfg, cc_mode, g.win_bytes, &mut model_warnings),
             Side::Receiver if !hpcc => vec![ModelSpec {
@@ -1702,8 +2106,7 @@ pub fn import(opts: &Options) -> Result<Summary, ImportError> {
             },
         };
         let path = opts.out.join(format!("{}.toml", g.stem));
-        write_manifest(&path, &m)?;
-        summary.written.push(path);
+        staged.push((path.clone(), stage_manifest(&path, &m)?));
         // The same events as packets, when every frame can be made from them: an HPCC ACK
         // without its INT cannot.
         if g.acks_without_int > 0 {
@@ -1724,16 +2127,24 @@ pub fn import(opts: &Options) -> Result<Summary, ImportError> {
             .collect();
         let stem = format!("{}_capture", g.stem);
         let pcap = opts.out.join(format!("{stem}.pcap"));
-        write_pcap(&g.path, &pcap, m.dialect, &m.capture_point, &pflows)?;
+        let (_, pcap_pending) =
+            stage_pcap(&events_at, &pcap, m.dialect, &m.capture_point, &pflows)?;
+        staged.push((pcap, pcap_pending));
         let mut mc = m.clone();
         mc.events = None;
         mc.capture = Some(format!("{stem}.pcap"));
         let path = opts.out.join(format!("{stem}.toml"));
-        write_manifest(&path, &mc)?;
-        summary.written.push(pcap);
-        summary.written.push(path);
+        staged.push((path.clone(), stage_manifest(&path, &mc)?));
         summary.pcaps += 1;
     }
+    for (path, p) in staged {
+        p.commit().map_err(|source| ImportError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        summary.written.push(path);
+    }
+    out_dir.keep();
     model_warnings.sort();
     model_warnings.dedup();
     summary.warnings.extend(model_warnings);

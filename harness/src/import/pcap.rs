@@ -56,6 +56,24 @@ pub fn write_pcap(
     point: &CapturePoint,
     flows: &[PcapFlow],
 ) -> Result<u64, ImportError> {
+    let (n, pending) = stage_pcap(events, out, dialect, point, flows)?;
+    pending.commit().map_err(|source| ImportError::Io {
+        path: out.into(),
+        source,
+    })?;
+    Ok(n)
+}
+
+/// [`write_pcap`] without the last step: the pcap is complete in its temporary file, and the
+/// returned guard renames it onto `out` (`commit`) or removes it (dropped), so a caller can
+/// commit several files together.
+pub fn stage_pcap(
+    events: &Path,
+    out: &Path,
+    dialect: Dialect,
+    point: &CapturePoint,
+    flows: &[PcapFlow],
+) -> Result<(u64, crate::outfile::Pending), ImportError> {
     let io = |path: &Path, source: std::io::Error| ImportError::Io {
         path: path.into(),
         source,
@@ -200,6 +218,5 @@ pub fn write_pcap(
         n += 1;
     }
     w.flush().map_err(|e| bad(e.to_string()))?;
-    pending.commit().map_err(|e| io(out, e))?;
-    Ok(n)
+    Ok((n, pending))
 }
