@@ -97,6 +97,7 @@ Exit status: 0 read to the end; 1 with --strict when a packet was malformed;
     #[command(after_help = "Examples:
   ccreplay sim scenarios/papers/hpcc_incast_16.toml --out out/hpcc_incast_16
   ccreplay sim scenarios/papers/dcqcn_incast_pfc.toml --out out/pfc --seed 7
+  ccreplay sim scenarios/papers/hpcc_incast_16.toml --out out/wai40 --set params.w_ai_bytes=40
 
 The captures replay with `ccreplay replay/check`; docs/sim.md, docs/metrics.md.
 Exit status: 0 written, 2 bad scenario or output folder.")]
@@ -114,6 +115,7 @@ The files are byte-identical on every run; `git diff traces/` shows any change."
   ccreplay report diff traces/hpcc_dumbbell.toml --dut 'process:python3 examples/duts/hpcc_dut.py --bug wai-twice' -o diff.html   # exits 1
   ccreplay sim scenarios/papers/hpcc_incast_16.toml --out out/hpcc_incast_16
   ccreplay report sim out/hpcc_incast_16 -o sim.html
+  ccreplay report sim out/hpcc_incast_16 --from 0 --to 300us -o start.html
 
 The page needs no network (no script, no external CSS or fonts); docs/report.md.
 Exit status: as `diff` / `check` (0 conformant, 1 differences, 2 bad input, 3 DUT failed);

@@ -520,12 +520,15 @@ fn sim_report_from_metrics_json() {
     assert!(html.contains("<td>800.000</td><td>1000000</td><td>10.000</td>"));
     assert!(html.contains("<td>unfinished</td><td>400000</td><td>4.000</td>"));
     // Charts: rate (2 flows), window (flow 0 only), goodput (2), queue (1 port with samples),
-    // PFC bars (1 port paused).
+    // its steady-state zoom (the queue reaches 42 000 B at 300 µs, above the 9 000 B peak of
+    // the run's second half), Jain's index (2 flows), PFC bars (1 port paused).
     for id in [
         "sim-rate",
         "sim-window",
         "sim-goodput",
         "sim-queue",
+        "sim-queue-steady",
+        "sim-jain",
         "sim-pfc",
     ] {
         assert!(html.contains(&format!("<svg id=\"{id}\"")), "{id}");
@@ -533,7 +536,7 @@ fn sim_report_from_metrics_json() {
     assert!(html.contains("PFC per port: PAUSE frames sent, time paused"));
     assert!(html.contains("<td class=\"l\">sw0:p2</td><td class=\"l\">h2</td><td>25</td><td>0.448</td><td>40000</td><td>42000</td><td>12</td><td>0</td><td>3</td><td>0</td><td>4096</td>"));
     if let Some((dom, (total, non_white, _))) = render(&out, &work) {
-        assert_eq!(count(&dom, "<svg id=\"sim-"), 5);
+        assert_eq!(count(&dom, "<svg id=\"sim-"), 7);
         assert!(
             non_white * 50 > total,
             "{non_white} of {total} pixels not white"

@@ -32,7 +32,7 @@ pub(crate) enum ReportWhat {
         #[command(flatten)]
         check: CheckArgs,
     },
-    /// Chart a simulation's `metrics.json` (docs/metrics.md): rates, windows, queues, PFC.
+    /// Chart a simulation's `metrics.json` (docs/metrics.md): rates, fairness, queues, PFC.
     Sim {
         /// The simulation's output folder (or its metrics.json).
         dir: PathBuf,
@@ -42,6 +42,12 @@ pub(crate) enum ReportWhat {
         /// Also write each chart as a standalone SVG file into this folder.
         #[arg(long, value_name = "DIR")]
         svg_dir: Option<PathBuf>,
+        /// Time charts start here: ns, or with a unit (`500us`, `1.5ms`; docs/report.md).
+        #[arg(long, value_name = "TIME", value_parser = ccreplay::report::sim::parse_time)]
+        from: Option<u64>,
+        /// Time charts end here (default: the end of the run).
+        #[arg(long, value_name = "TIME", value_parser = ccreplay::report::sim::parse_time)]
+        to: Option<u64>,
     },
 }
 
@@ -55,19 +61,30 @@ pub(crate) fn run(a: ReportArgs) -> Result<u8, Failure> {
             check.html.report = Some(out);
             super::check::run(check)
         }
-        ReportWhat::Sim { dir, out, svg_dir } => {
+        ReportWhat::Sim {
+            dir,
+            out,
+            svg_dir,
+            from,
+            to,
+        } => {
             let html = ccreplay::report::HtmlArgs {
                 report: Some(out),
                 max_charts: ccreplay::report::DEFAULT_MAX_CHARTS,
                 svg_dir,
             };
-            let written = ccreplay::report::write_sim_report(&html, &dir).map_err(|e| {
-                Failure::input(
-                    e,
-                    "`ccreplay sim SCENARIO --out DIR` writes DIR/metrics.json (docs/metrics.md)"
-                        .to_string(),
-                )
-            })?;
+            let written =
+                ccreplay::report::sim::write_report(&html, &dir, from, to).map_err(|e| {
+                    let hint = match e {
+                        ccreplay::report::sim::ReportError::Window(_) => {
+                            "the time charts show --from..--to, inside the run (docs/report.md)"
+                        }
+                        ccreplay::report::sim::ReportError::Other(_) => {
+                            "`ccreplay sim SCENARIO --out DIR` writes DIR/metrics.json (docs/metrics.md)"
+                        }
+                    };
+                    Failure::input(&e, hint.to_string())
+                })?;
             for p in written {
                 note!("ccreplay: wrote {}", p.display());
             }

@@ -19,6 +19,10 @@ pub(crate) struct SimArgs {
     /// Seed instead of the scenario's.
     #[arg(long)]
     pub(crate) seed: Option<u64>,
+    /// Override a scenario or model parameter: a dotted key of the scenario file and a TOML
+    /// value, e.g. `params.w_ai_bytes=40` (repeatable; recorded in the outputs; docs/sim.md).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub(crate) set: Vec<sim::scenario::Override>,
 }
 
 #[derive(Args)]
@@ -31,14 +35,50 @@ pub(crate) struct SynthArgs {
 }
 
 pub(crate) fn run(a: SimArgs) -> Result<u8, Failure> {
-    let hint = || "docs/sim.md describes scenario files".to_string();
-    let written = sim::run_cli(
-        &a.scenario,
-        &a.out,
-        a.seed,
-        io::stderr().is_terminal() && !super::quiet(),
-    )
-    .map_err(|e| Failure::input(e, hint()))?;
+    let input = |e: sim::SimError| {
+        Failure::input(
+            e,
+            "docs/sim.md describes scenario files and --set".to_string(),
+        )
+    };
+    let sc = sim::Scenario::load_with(&a.scenario, &a.set).map_err(input)?;
+    let bar = (io::stderr().is_terminal() && !super::quiet()).then(|| {
+        let b = indicatif::ProgressBar::new(sc.duration_ns / 1_000);
+        b.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{spinner} {msg} [{bar:40}] {pos}/{len} µs simulated ({elapsed})",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        b.set_message(sc.name.clone());
+        b
+    });
+    let mut tick = |now_ns: u64| {
+        if let Some(b) = &bar {
+            b.set_position(now_ns / 1_000);
+        }
+    };
+    let res = sim::simulate(&sc, a.seed, &mut tick);
+    if let Some(b) = &bar {
+        b.finish_and_clear();
+    }
+    let mut out = res.map_err(input)?;
+    // The overrides go into every output, so the run can be repeated from them.
+    for c in &mut out.captures {
+        c.manifest = sim::scenario::record_in_manifest(&c.manifest, &sc.name, &a.set);
+    }
+    let mut written = sim::write(&out, &a.out, false).map_err(input)?;
+    let path = a.out.join("metrics.json");
+    let io_err = |source: io::Error| {
+        input(sim::SimError::Io {
+            path: path.clone(),
+            source,
+        })
+    };
+    let text = sim::scenario::metrics_json(&out.metrics, &a.set)
+        .map_err(|e| io_err(io::Error::other(e)))?;
+    std::fs::write(&path, text).map_err(io_err)?;
+    written.push(path.clone());
     for p in written {
         note!("ccreplay: wrote {}", p.display());
     }

@@ -173,7 +173,7 @@ const X_DESC_PX: u32 = 22;
 
 /// Height of one more legend row, px.
 const LEGEND_ROW_PX: u32 = 20;
-/// Where the legend may start (right of the caption), px.
+/// Where the legend may start at the least (right of a short caption), px.
 const LEGEND_LEFT_PX: i32 = 150;
 
 impl Chart {
@@ -193,19 +193,22 @@ impl Chart {
             .map(|l| 30 + text_px(&l.label) + 14)
             .collect();
         let right = WIDTH_PX as i32 - 12;
+        // Right of the caption (about 9 px a character in bold 17 px), at most mid-width.
+        let caption = 14 + self.title.chars().count() as i32 * 9 + 20;
+        let left = caption.clamp(LEGEND_LEFT_PX, WIDTH_PX as i32 / 2);
         let total: i32 = widths.iter().sum();
         let mut out = Vec::with_capacity(widths.len());
-        if LEGEND_LEFT_PX + total <= right {
+        if left + total <= right {
             let mut x = right - total;
             for w in widths {
                 out.push((x, 0));
                 x += w;
             }
         } else {
-            let (mut x, mut row) = (LEGEND_LEFT_PX, 0);
+            let (mut x, mut row) = (left, 0);
             for w in widths {
-                if x + w > right && x > LEGEND_LEFT_PX {
-                    x = LEGEND_LEFT_PX;
+                if x + w > right && x > left {
+                    x = left;
                     row += 1;
                 }
                 out.push((x, row));
@@ -236,6 +239,125 @@ pub fn y_range(lo: f64, hi: f64) -> (f64, f64) {
     }
 }
 
+/// The Tableau 10 colours and their OKLab coordinates in thousandths (L, a, b): the first ten
+/// series keep the look they always had.
+const TABLEAU: [(RGBColor, [i64; 3]); 10] = [
+    (RGBColor(31, 119, 180), [549, -53, -112]),
+    (RGBColor(255, 127, 14), [731, 114, 146]),
+    (RGBColor(44, 160, 44), [619, -147, 111]),
+    (RGBColor(214, 39, 40), [567, 186, 95]),
+    (RGBColor(148, 103, 189), [596, 81, -108]),
+    (RGBColor(140, 86, 75), [511, 63, 40]),
+    (RGBColor(227, 119, 194), [715, 151, -55]),
+    (RGBColor(127, 127, 127), [596, 0, 0]),
+    (RGBColor(188, 189, 34), [773, -55, 151]),
+    (RGBColor(23, 190, 207), [733, -110, -55]),
+];
+
+/// OKLab (thousandths) to sRGB, `None` outside the sRGB gamut. Only products and sums up to
+/// the final gamma, so the gamut test is the same on every machine.
+fn oklab_to_srgb([l, a, b]: [i64; 3]) -> Option<RGBColor> {
+    let (l, a, b) = (l as f64 / 1e3, a as f64 / 1e3, b as f64 / 1e3);
+    let l_ = l + 0.396_337_777_4 * a + 0.215_803_757_3 * b;
+    let m_ = l - 0.105_561_345_8 * a - 0.063_854_172_8 * b;
+    let s_ = l - 0.089_484_177_5 * a - 1.291_485_548 * b;
+    let (l3, m3, s3) = (l_ * l_ * l_, m_ * m_ * m_, s_ * s_ * s_);
+    let lin = [
+        4.076_741_662_1 * l3 - 3.307_711_591_3 * m3 + 0.230_969_929_2 * s3,
+        -1.268_438_004_6 * l3 + 2.609_757_401_1 * m3 - 0.341_319_396_5 * s3,
+        -0.004_196_086_3 * l3 - 0.703_418_614_7 * m3 + 1.707_614_701 * s3,
+    ];
+    if !lin.iter().all(|c| (0.0..=1.0).contains(c)) {
+        return None;
+    }
+    let enc = |c: f64| {
+        let v = if c <= 0.003_130_8 {
+            12.92 * c
+        } else {
+            1.055 * c.powf(1.0 / 2.4) - 0.055
+        };
+        (v * 255.0).round().clamp(0.0, 255.0) as u8
+    };
+    Some(RGBColor(enc(lin[0]), enc(lin[1]), enc(lin[2])))
+}
+
+/// `n` colours, pairwise distinct for any `n` (up to the 2^24 sRGB colours), the same on every
+/// call, and each colour independent of `n` (series `i` keeps its colour when more are added).
+///
+/// The first ten are Tableau 10. Each further one is the candidate farthest (in OKLab, a
+/// perceptual space) from every colour already chosen: candidates are a grid in OKLab
+/// (L 0.40–0.75 by 0.05, so lines stay visible on white; a and b −0.3–0.3 by 0.025) inside the
+/// sRGB gamut, ties to the first in grid order. Distances are integers (coordinates in
+/// thousandths), so the choice does not depend on floating-point rounding. Past the grid
+/// (thousands of series, never drawn: at most [`super::sim::MAX_LINES`] per chart) the
+/// unused sRGB colours follow in numeric order, so colours stay distinct.
+pub fn palette(n: usize) -> Vec<RGBColor> {
+    let mut out: Vec<RGBColor> = TABLEAU.iter().take(n).map(|t| t.0).collect();
+    if n <= TABLEAU.len() {
+        return out;
+    }
+    let key = |c: &RGBColor| (u32::from(c.0) << 16) | (u32::from(c.1) << 8) | u32::from(c.2);
+    // Grid points that round to a colour already there are left out: colours stay distinct.
+    let mut seen: std::collections::BTreeSet<u32> = out.iter().map(key).collect();
+    let mut cands: Vec<([i64; 3], RGBColor)> = Vec::new();
+    for l in (400..=750).step_by(50) {
+        for a in (-300..=300).step_by(25) {
+            for b in (-300..=300).step_by(25) {
+                if let Some(c) = oklab_to_srgb([l, a, b])
+                    && seen.insert(key(&c))
+                {
+                    cands.push(([l, a, b], c));
+                }
+            }
+        }
+    }
+    let d2 =
+        |p: &[i64; 3], q: &[i64; 3]| -> i64 { p.iter().zip(q).map(|(x, y)| (x - y).pow(2)).sum() };
+    // Squared distance of each candidate to the nearest chosen colour; -1 once chosen.
+    let mut near: Vec<i64> = cands
+        .iter()
+        .map(|(p, _)| {
+            TABLEAU
+                .iter()
+                .map(|t| d2(p, &t.1))
+                .min()
+                .unwrap_or(i64::MAX)
+        })
+        .collect();
+    while out.len() < n {
+        let Some((best, _)) = near.iter().enumerate().filter(|(_, d)| **d >= 0).fold(
+            None,
+            |acc: Option<(usize, i64)>, (i, &d)| match acc {
+                Some((_, bd)) if bd >= d => acc,
+                _ => Some((i, d)),
+            },
+        ) else {
+            break;
+        };
+        near[best] = -1;
+        let p = cands[best].0;
+        for (i, (q, _)) in cands.iter().enumerate() {
+            if near[i] >= 0 {
+                near[i] = near[i].min(d2(&p, q));
+            }
+        }
+        out.push(cands[best].1);
+    }
+    if out.len() < n {
+        let used: std::collections::BTreeSet<u32> = out.iter().map(key).collect();
+        let rest = (0u32..1 << 24)
+            .filter(|v| !used.contains(v))
+            .map(|v| RGBColor((v >> 16) as u8, (v >> 8) as u8, v as u8));
+        out.extend(rest.take(n - out.len()));
+    }
+    // Only past 2^24 series: repeat (nothing draws that many).
+    let k = out.len().max(1);
+    while out.len() < n {
+        out.push(out[out.len() % k]);
+    }
+    out
+}
+
 fn escape(s: &str) -> String {
     super::escape_html(s)
 }
@@ -247,15 +369,21 @@ fn text_px(text: &str) -> i32 {
 
 /// Draw the chart; the result is one `<svg>` element with `id` and class `chart`.
 pub fn render(chart: &Chart) -> Result<String, String> {
+    render_from(chart, 0.0)
+}
+
+/// [`render`] with the x axis from `x_min` (instead of 0) to `chart.x_max`: a time window.
+pub fn render_from(chart: &Chart, x_min: f64) -> Result<String, String> {
     let mut buf = String::with_capacity(64 << 10);
     let mut extra = String::new();
-    let x_max = if chart.x_max > 0.0 && chart.x_max.is_finite() {
+    let x_min = if x_min.is_finite() { x_min } else { 0.0 };
+    let x_max = if chart.x_max > x_min && chart.x_max.is_finite() {
         chart.x_max
     } else {
-        1.0
+        x_min + 1.0
     };
     let height = chart.height_px();
-    let x_dec = decimals(x_max);
+    let x_dec = decimals(x_max - x_min);
     let fx = move |v: &f64| format!("{v:.x_dec$}");
     // Marker x in px and each panel's (top, bottom) in px.
     let mut marker_px: Vec<i32> = vec![0; chart.markers.len()];
@@ -315,7 +443,7 @@ pub fn render(chart: &Chart) -> Result<String, String> {
                 .margin_bottom(4)
                 .x_label_area_size(if last { 44 } else { 24 })
                 .y_label_area_size(78)
-                .build_cartesian_2d(0f64..x_max, panel.y_lo..panel.y_hi)
+                .build_cartesian_2d(x_min..x_max, panel.y_lo..panel.y_hi)
                 .map_err(e)?;
             let mut mesh = ctx.configure_mesh();
             mesh.x_label_formatter(&fx)
@@ -335,11 +463,11 @@ pub fn render(chart: &Chart) -> Result<String, String> {
                 ctx.draw_series(LineSeries::new(line.points.iter().copied(), style))
                     .map_err(e)?;
             }
-            let (_, top) = ctx.backend_coord(&(0.0, panel.y_hi));
-            let (_, bottom) = ctx.backend_coord(&(0.0, panel.y_lo));
+            let (_, top) = ctx.backend_coord(&(x_min, panel.y_hi));
+            let (_, bottom) = ctx.backend_coord(&(x_min, panel.y_lo));
             spans.push((top, bottom));
             for (m, px) in chart.markers.iter().zip(marker_px.iter_mut()) {
-                *px = ctx.backend_coord(&(m.x.clamp(0.0, x_max), panel.y_hi)).0;
+                *px = ctx.backend_coord(&(m.x.clamp(x_min, x_max), panel.y_hi)).0;
             }
         }
         root.present().map_err(e)?;

@@ -436,35 +436,3 @@ pub fn generate_one(name: &str, dir: &Path) -> Result<Vec<PathBuf>, SimError> {
         .filter(|p| p.extension().is_some_and(|e| e == "toml"))
         .collect())
 }
-
-/// `ccreplay sim SCENARIO --out DIR [--seed S]`: run, write captures, manifests and
-/// `metrics.json`; a progress bar on stderr when `progress_bar` (a terminal).
-pub fn run_cli(
-    scenario: &Path,
-    out: &Path,
-    seed: Option<u64>,
-    progress_bar: bool,
-) -> Result<Vec<PathBuf>, SimError> {
-    let sc = Scenario::load(scenario)?;
-    let bar = progress_bar.then(|| {
-        let b = indicatif::ProgressBar::new(sc.duration_ns / 1_000);
-        b.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{spinner} {msg} [{bar:40}] {pos}/{len} µs simulated ({elapsed})",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        b.set_message(sc.name.clone());
-        b
-    });
-    let mut tick = |now_ns: u64| {
-        if let Some(b) = &bar {
-            b.set_position(now_ns / 1_000);
-        }
-    };
-    let res = simulate(&sc, seed, &mut tick);
-    if let Some(b) = &bar {
-        b.finish_and_clear();
-    }
-    write(&res?, out, true)
-}

@@ -286,6 +286,14 @@ pub struct TapSpec {
     pub stem: String,
 }
 
+/// The text of a scenario error.
+fn message(e: SimError) -> String {
+    match e {
+        SimError::Scenario(m) => m,
+        e => e.to_string(),
+    }
+}
+
 /// The model parameters a scenario resolves to (before the network values are filled in).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ModelParams {
@@ -315,19 +323,24 @@ impl Scenario {
     /// Parse a scenario file's text.
     pub fn parse(text: &str) -> Result<Self, SimError> {
         let s: Scenario = toml::from_str(text).map_err(|e| SimError::Scenario(e.to_string()))?;
+        s.check_stems()?;
+        Ok(s)
+    }
+
+    fn check_stems(&self) -> Result<(), SimError> {
         let ok = |stem: &str| {
             !stem.is_empty()
                 && stem
                     .bytes()
                     .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
         };
-        if let Some(t) = s.taps.iter().find(|t| !ok(&t.stem)) {
+        if let Some(t) = self.taps.iter().find(|t| !ok(&t.stem)) {
             return Err(SimError::Scenario(format!(
                 "tap stem `{}`: use letters, digits, `_` and `-` only",
                 t.stem
             )));
         }
-        Ok(s)
+        Ok(())
     }
 
     /// Read and parse a scenario file.
@@ -337,6 +350,71 @@ impl Scenario {
             source,
         })?;
         Self::parse(&text).map_err(|e| match e {
+            SimError::Scenario(m) => SimError::Scenario(format!("{}: {m}", path.display())),
+            e => e,
+        })
+    }
+
+    /// Parse a scenario file's text with `sets` applied to it first. An override that makes
+    /// the scenario wrong (an unknown key, a value of the wrong type) is named in the error.
+    pub fn parse_with(text: &str, sets: &[Override]) -> Result<Self, SimError> {
+        if sets.is_empty() {
+            return Self::parse(text);
+        }
+        let base: toml::Table =
+            toml::from_str(text).map_err(|e| SimError::Scenario(e.to_string()))?;
+        let with = |only: Option<&Override>| -> Result<Scenario, SimError> {
+            let mut t = base.clone();
+            for o in only.map_or(sets, std::slice::from_ref) {
+                o.apply(&mut t)?;
+            }
+            Self::checked(t)
+        };
+        let all = match with(None) {
+            Ok(s) => return Ok(s),
+            Err(e) => message(e),
+        };
+        // Blame the first override that is wrong by itself (not just the file's own error).
+        let file_err = Self::checked(base.clone()).err().map(message);
+        for o in sets {
+            if let Err(e) = with(Some(o)) {
+                let m = message(e);
+                if m.starts_with("--set ") {
+                    return Err(SimError::Scenario(m));
+                }
+                if file_err.as_ref() != Some(&m) {
+                    return Err(SimError::Scenario(format!("--set {}: {m}", o.text)));
+                }
+            }
+        }
+        if file_err.is_some() {
+            // The file is wrong without the overrides: the error as without them.
+            Self::parse(text)?.model_params()?;
+        }
+        let given: Vec<&str> = sets.iter().map(|o| o.text.as_str()).collect();
+        Err(SimError::Scenario(format!(
+            "with --set {}: {all}",
+            given.join(" ")
+        )))
+    }
+
+    /// A scenario from its table: deserialised, tap stems and `[params]` checked.
+    fn checked(t: toml::Table) -> Result<Self, SimError> {
+        let s: Scenario = t
+            .try_into()
+            .map_err(|e: toml::de::Error| SimError::Scenario(e.message().trim().to_string()))?;
+        s.check_stems()?;
+        s.model_params()?;
+        Ok(s)
+    }
+
+    /// Read a scenario file and apply `sets` to it ([`Scenario::parse_with`]).
+    pub fn load_with(path: &Path, sets: &[Override]) -> Result<Self, SimError> {
+        let text = std::fs::read_to_string(path).map_err(|source| SimError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::parse_with(&text, sets).map_err(|e| match e {
             SimError::Scenario(m) => SimError::Scenario(format!("{}: {m}", path.display())),
             e => e,
         })
@@ -464,4 +542,161 @@ impl Scenario {
         };
         Ok((cfg, mp))
     }
+}
+
+/// One `ccreplay sim --set KEY=VALUE`: a value that replaces (or adds) the key of the scenario
+/// file at a dotted path before the file is read (docs/sim.md "Overriding parameters").
+#[derive(Clone, Debug, PartialEq)]
+pub struct Override {
+    /// The path: table keys, and array indices for arrays of tables (`flows.0.start_ns`).
+    pub path: Vec<String>,
+    /// The value: a TOML value, or a string when `VALUE` is not one (`model=dcqcn`).
+    pub value: toml::Value,
+    /// `KEY=VALUE` as given (recorded in the outputs, so a run can be repeated).
+    pub text: String,
+}
+
+impl std::str::FromStr for Override {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        let (key, value) = text
+            .split_once('=')
+            .ok_or_else(|| format!("`{text}`: use KEY=VALUE, e.g. params.w_ai_bytes=40"))?;
+        let key = key.trim();
+        let path: Vec<String> = key.split('.').map(str::to_string).collect();
+        if path.iter().any(String::is_empty) {
+            return Err(format!("`{text}`: the key `{key}` has an empty part"));
+        }
+        let value = value.trim();
+        // A document of exactly one key: a value such as `1\nx = 2` is a string, not two keys.
+        let parsed = toml::from_str::<toml::Table>(&format!("v = {value}"))
+            .ok()
+            .filter(|t| t.len() == 1)
+            .and_then(|mut t| t.remove("v"));
+        Ok(Override {
+            path,
+            value: parsed.unwrap_or_else(|| toml::Value::String(value.to_string())),
+            text: text.to_string(),
+        })
+    }
+}
+
+impl Override {
+    /// Put the value into `table` (the scenario file as a table), creating missing tables on
+    /// the way.
+    pub fn apply(&self, table: &mut toml::Table) -> Result<(), SimError> {
+        let mut root = toml::Value::Table(std::mem::take(table));
+        let r = set_path(&mut root, &self.path, &self.value, "");
+        if let toml::Value::Table(t) = root {
+            *table = t;
+        }
+        r.map_err(|m| SimError::Scenario(format!("--set {}: {m}", self.text)))
+    }
+}
+
+/// Set `path` under `here` (at the dotted path `at`) to `value`.
+fn set_path(
+    here: &mut toml::Value,
+    path: &[String],
+    value: &toml::Value,
+    at: &str,
+) -> Result<(), String> {
+    let Some((key, rest)) = path.split_first() else {
+        *here = value.clone();
+        return Ok(());
+    };
+    let child_at = if at.is_empty() {
+        key.clone()
+    } else {
+        format!("{at}.{key}")
+    };
+    let child = match here {
+        toml::Value::Table(t) => t
+            .entry(key.clone())
+            .or_insert_with(|| toml::Value::Table(toml::Table::new())),
+        toml::Value::Array(a) => match key.parse::<usize>() {
+            Ok(i) if i < a.len() => &mut a[i],
+            _ => {
+                return Err(format!(
+                    "`{at}` has {} entries: `{key}` is not an index in 0..{}",
+                    a.len(),
+                    a.len()
+                ));
+            }
+        },
+        v => return Err(format!("`{at}` is a {}, not a table", v.type_str())),
+    };
+    set_path(child, rest, value, &child_at)
+}
+
+/// `ccreplay sim NAME --set KEY=VALUE ...`: what made a run, as a manifest's
+/// `source.generator` records it (values quoted for a POSIX shell where needed).
+pub fn generator(name: &str, sets: &[Override]) -> String {
+    let mut g = format!("ccreplay sim {name}");
+    for o in sets {
+        let plain = o
+            .text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_-.=,:/+@%".contains(&b));
+        if plain {
+            g.push_str(&format!(" --set {}", o.text));
+        } else {
+            g.push_str(&format!(" --set '{}'", o.text.replace('\'', r"'\''")));
+        }
+    }
+    g
+}
+
+/// `manifest` (a manifest `ccreplay sim` wrote for scenario `name`) with `source.generator`
+/// naming the overrides too; unchanged without overrides.
+pub fn record_in_manifest(manifest: &str, name: &str, sets: &[Override]) -> String {
+    if sets.is_empty() {
+        return manifest.to_string();
+    }
+    let plain = toml::Value::String(format!("ccreplay sim {name}"));
+    let new = format!("generator = {}", toml::Value::String(generator(name, sets)));
+    let mut in_source = false;
+    let mut out = String::with_capacity(manifest.len() + new.len());
+    for line in manifest.split_inclusive('\n') {
+        let body = line.trim_end_matches('\n');
+        if body.starts_with('[') {
+            in_source = body == "[source]";
+        }
+        // Only the line that holds exactly the plain generator is replaced.
+        let is_generator = in_source
+            && body.starts_with("generator")
+            && toml::from_str::<toml::Table>(body)
+                .ok()
+                .and_then(|t| t.get("generator").cloned())
+                == Some(plain.clone());
+        if is_generator {
+            out.push_str(&new);
+            out.push_str(&line[body.len()..]);
+        } else {
+            out.push_str(line);
+        }
+    }
+    out
+}
+
+/// `metrics.json`'s text: the metrics, then, when there were overrides, `"overrides"`: the
+/// `KEY=VALUE`s as given, in order.
+pub fn metrics_json(
+    m: &ccreplay_reference_cc::net::Metrics,
+    sets: &[Override],
+) -> Result<String, serde_json::Error> {
+    #[derive(serde::Serialize)]
+    struct WithOverrides<'a> {
+        #[serde(flatten)]
+        metrics: &'a ccreplay_reference_cc::net::Metrics,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        overrides: Vec<&'a str>,
+    }
+    let mut text = serde_json::to_string_pretty(&WithOverrides {
+        metrics: m,
+        overrides: sets.iter().map(|o| o.text.as_str()).collect(),
+    })?;
+    text.push('\n');
+    Ok(text)
 }
