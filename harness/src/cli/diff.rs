@@ -26,7 +26,8 @@ pub(crate) struct DiffArgs {
     /// Reference model (default: the manifest's first).
     #[arg(long)]
     pub(crate) model: Option<String>,
-    /// The DUT: `model:NAME`, `process:COMMAND ARGS...`, `cabi:LIBRARY`.
+    /// The DUT: `model:NAME`, `process:COMMAND ARGS...`, `cabi:LIBRARY`, or `wire` (a
+    /// receiver NIC's decisions as its ACKs carry them, docs/dut.md).
     #[arg(long, conflicts_with = "golden", required_unless_present = "golden")]
     pub(crate) dut: Option<String>,
     /// Compare a golden / decisions file with the reference instead of a DUT.

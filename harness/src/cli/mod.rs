@@ -216,7 +216,8 @@ pub(crate) fn pick_model<'a>(
 }
 
 /// Build a DUT from `--dut`: `model:NAME` (in process), `process:COMMAND ARGS...` (JSON Lines
-/// over stdin/stdout), `cabi:LIBRARY` (a shared library with the C ABI).
+/// over stdin/stdout), `cabi:LIBRARY` (a shared library with the C ABI), `wire` (the receiver
+/// NIC of the capture, docs/dut.md).
 pub(crate) fn make_dut(
     spec: &str,
     trace: &Trace,
@@ -277,6 +278,13 @@ pub(crate) fn make_dut(
             .map_err(|e| Failure::input(e, None))?;
             Ok(Box::new(ModelDut::new(m)))
         }
+        "wire" => Ok(Box::new(
+            ccreplay::dut::wire::WireDut::load(trace, &setup()?).map_err(|e| Failure {
+                code: 2,
+                message: e.to_string(),
+                hint: None,
+            })?,
+        )),
         "process" if !rest.trim().is_empty() => Ok(Box::new(
             ProcessDut::spawn_command_line(rest, &setup()?, Duration::from_millis(timeout_ms))
                 .map_err(dut_failed)?,
@@ -286,7 +294,8 @@ pub(crate) fn make_dut(
         )),
         _ => Err(Failure::input(
             format!("cannot use `--dut {spec}`"),
-            "use model:NAME, process:COMMAND ARGS... or cabi:LIBRARY (docs/dut.md)".to_string(),
+            "use model:NAME, process:COMMAND ARGS..., cabi:LIBRARY or wire (docs/dut.md)"
+                .to_string(),
         )),
     }
 }

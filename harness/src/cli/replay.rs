@@ -26,7 +26,8 @@ pub(crate) struct ReplayArgs {
     /// Reference model (default: the manifest's first).
     #[arg(long)]
     pub(crate) model: Option<String>,
-    /// Replay through a DUT instead: `model:NAME`, `process:COMMAND ARGS...`, `cabi:LIBRARY`.
+    /// Replay through a DUT instead: `model:NAME`, `process:COMMAND ARGS...`, `cabi:LIBRARY`,
+    /// `wire`.
     #[arg(long)]
     pub(crate) dut: Option<String>,
     /// Write decisions here (atomically) instead of standard output.

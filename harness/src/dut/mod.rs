@@ -10,6 +10,7 @@
 
 pub mod cabi;
 pub mod process;
+pub mod wire;
 
 use std::net::IpAddr;
 
