@@ -9,6 +9,7 @@ its decisions are bit-identical to the reference's. Python floats are IEEE doubl
 
     python3 examples/duts/hpcc_dut.py                  # correct
     python3 examples/duts/hpcc_dut.py --bug wai-twice  # adds W_AI twice in COMPUTEWIND
+    python3 examples/duts/hpcc_dut.py --bug NAME       # one of BUGS below
 
 Standard library only. Logs go to stderr; stdout carries protocol replies only.
 """
@@ -30,6 +31,24 @@ U64_MAX = (1 << 64) - 1
 LINE_RATES_GBPS = [25, 50, 100, 200, 400, 800, 10, 40]
 
 STATE_NAMES = ["W", "Wc", "U", "incStage", "lastUpdateSeq", "snd_nxt", "u", "tau"]
+
+
+# Single-bug variants (`--bug NAME`): the mistakes real firmware makes, each one line away from
+# Algorithm 1. harness/tests/mutants.rs runs every one over the bundled traces; docs/conformance.md
+# says which the suite catches and why the others slip through.
+BUGS = {
+    "wai-twice": "W_AI added twice in COMPUTEWIND (lines 13 and 17)",
+    "ts-nowrap": "INT ts delta without the 24-bit wrap (HPCC-2)",
+    "tx-nowrap": "INT txBytes delta without the 20-bit wrap (HPCC-2)",
+    "psn-nowrap": "ack.seq > lastUpdateSeq compared as integers, not 24-bit serial numbers (C-2)",
+    "first-hop": "utilization of the first hop only, not the most loaded (lines 6-7)",
+    "qlen-now": "qLen of the current record, not min(current, previous) (line 5)",
+    "no-tau-clamp": "tau not clamped to T (line 8)",
+    "wc-every-ack": "Wc updated on every ACK, not once per RTT (lines 14/18, 24)",
+    "stage-off-by-one": "multiplicative decrease only once incStage > maxStage (line 12)",
+    "round-window": "window rounded to the nearest byte, not floored (HPCC-6)",
+    "txbytes-unit": "txBytes counted in bytes, not 128-byte units",
+}
 
 
 class ParamError(Exception):
@@ -143,6 +162,8 @@ class Hpcc:
             return self.w_init
         if w <= float(self.w_min):
             return self.w_min
+        if self.bug == "round-window":
+            return int(w + 0.5)
         return int(w)
 
     # HPCC-1: R = floor(W * 8e9 / T) bps.
@@ -196,6 +217,10 @@ class Hpcc:
         seq = ev["psn"] if nak else (ev["psn"] + 1) & PSN_MASK
         d = (seq - st["lastUpdateSeq"]) & PSN_MASK
         update_wc = 1 <= d < (1 << 23)
+        if self.bug == "psn-nowrap":
+            update_wc = seq > st["lastUpdateSeq"]
+        if self.bug == "wc-every-ack":
+            update_wc = True
 
         # MEASUREINFLIGHT, lines 1-10.
         u = 0.0
@@ -203,29 +228,41 @@ class Hpcc:
         for i, now in enumerate(hops):
             prev = st["hops"][i]
             dts = (now[1] - prev[1]) & TS_MASK
+            if self.bug == "ts-nowrap":
+                dts = now[1] - prev[1]
             if dts == 0:
                 continue  # HPCC-3
             code = now[0] & 0xF
             b = self.b[code]
             if b > 0.0:
-                tx_rate = float(((now[2] - prev[2]) & TX_MASK) * TX_UNIT) / float(dts)  # line 4
+                dtx = (now[2] - prev[2]) & TX_MASK
+                if self.bug == "tx-nowrap":
+                    dtx = now[2] - prev[2]
+                unit = 1 if self.bug == "txbytes-unit" else TX_UNIT
+                tx_rate = float(dtx * unit) / float(dts)  # line 4
                 qlen = min(now[3], prev[3]) * QLEN_UNIT
+                if self.bug == "qlen-now":
+                    qlen = now[3] * QLEN_UNIT
                 u_hop = float(qlen) / self.b_t[code] + tx_rate / b  # line 5
-                if u_hop > u:  # lines 6-7
+                if u_hop > u and not (self.bug == "first-hop" and i > 0):  # lines 6-7
                     u = u_hop
                     tau = dts
             st["hops"][i] = now  # line 27
-        tau = min(tau, self.t_ns)  # line 8
+        if self.bug != "no-tau-clamp":
+            tau = min(tau, self.t_ns)  # line 8
         f = float(tau) / self.t_f
         st["U"] = (1.0 - f) * st["U"] + f * u  # line 9, HPCC-4
 
         # COMPUTEWIND, lines 11-20.
         wc = float(st["Wc"])
-        if st["U"] >= self.eta or st["incStage"] >= self.max_stage:
+        stage_full = st["incStage"] >= self.max_stage
+        if self.bug == "stage-off-by-one":
+            stage_full = st["incStage"] > self.max_stage
+        if st["U"] >= self.eta or stage_full:
             u_over_eta = st["U"] / self.eta
             if u_over_eta > 0.0:
                 w_f = wc / u_over_eta + self.w_ai  # line 13
-                if self.bug:
+                if self.bug == "wai-twice":
                     w_f = w_f + self.w_ai  # the deliberate bug: W_AI twice
                 w = self.floor_clamp(w_f)
             else:
@@ -235,7 +272,7 @@ class Hpcc:
                 st["Wc"] = w
         else:
             w_f = wc + self.w_ai  # line 17
-            if self.bug:
+            if self.bug == "wai-twice":
                 w_f = w_f + self.w_ai  # the deliberate bug: W_AI twice
             w = self.floor_clamp(w_f)
             if update_wc:
@@ -275,9 +312,9 @@ def send(obj):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--bug", choices=["wai-twice"], help="enable a deliberate bug")
+    ap.add_argument("--bug", choices=sorted(BUGS), help="enable one deliberate bug (BUGS above)")
     args = ap.parse_args()
-    bug = args.bug == "wai-twice"
+    bug = args.bug
 
     model = None
     stdin = sys.stdin.buffer
@@ -301,7 +338,7 @@ def main():
             except ParamError as e:
                 send({"type": "error", "message": str(e)})
                 return 2
-            name = "hpcc-py" + ("+bug-wai-twice" if bug else "")
+            name = "hpcc-py" + ("+bug-" + bug if bug else "")
             send({"type": "hello", "protocol": PROTOCOL, "name": name})
         elif t == "event" and model is not None:
             send({"type": "decisions", "decisions": model.on_event(msg)})

@@ -327,10 +327,11 @@ fn junit_has_a_testcase_for_missing_and_broken_pairs_with_the_accounting() {
     let (code, _, err) = ccreplay(&["check", "traces", "--junit", "j.xml"], &dir);
     assert_eq!(code, 2, "{err}");
     let x = std::fs::read_to_string(dir.join("j.xml")).unwrap();
-    // Suites: fncc (3 flows), hpcc (missing: 1 case), rcc_receiver (4 flows), rcc_sender
-    // (broken: 1 case), roce_dcqcn dcqcn and dcqcn-nic (3 flows each): 15 cases.
+    // Suites: fncc (3 flows), hpcc_chain (1 flow), hpcc (missing: 1 case), rcc_receiver
+    // (4 flows), rcc_sender (broken: 1 case), roce_dcqcn dcqcn and dcqcn-nic (3 flows each):
+    // 16 cases.
     assert!(
-        x.contains("<testsuites name=\"ccreplay\" tests=\"15\" failures=\"1\" errors=\"1\""),
+        x.contains("<testsuites name=\"ccreplay\" tests=\"16\" failures=\"1\" errors=\"1\""),
         "{x}"
     );
     assert!(x.contains("<failure message=\"no golden file "), "{x}");

@@ -41,15 +41,15 @@ fn pairs(v: &serde_json::Value) -> BTreeSet<String> {
         .collect()
 }
 
-/// The bundled suite: 5 traces, 6 trace/model pairs (roce_dcqcn has two models; the
+/// The bundled suite: 6 traces, 7 trace/model pairs (roce_dcqcn has two models; the
 /// manifests of traces/).
 #[test]
 fn shards_partition_the_traces_for_every_count() {
     let (code, all, err) = check(&[], &repo());
     assert_eq!(code, 0, "{err}");
     let all = pairs(&all);
-    assert_eq!(all.len(), 6);
-    for n in 1..=5 {
+    assert_eq!(all.len(), 7);
+    for n in 1..=6 {
         let mut union = BTreeSet::new();
         let mut total = 0;
         for i in 1..=n {
@@ -76,7 +76,7 @@ fn shards_partition_the_traces_for_every_count() {
         assert_eq!(total, all.len(), "n = {n}: a pair in two shards");
     }
     // More shards than traces: a job that checks nothing is an error, not a pass.
-    let (code, _, err) = check(&["--shard", "6/6"], &repo());
+    let (code, _, err) = check(&["--shard", "7/7"], &repo());
     assert_eq!(code, 2, "{err}");
     for bad in ["0/3", "4/3", "1/0", "x"] {
         let (code, _, _) = check(&["--shard", bad], &repo());

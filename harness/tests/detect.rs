@@ -18,6 +18,7 @@ fn repo() -> PathBuf {
 #[rstest]
 #[case("traces/roce_dcqcn.pcap", Dialect::Roce, None)]
 #[case("traces/hpcc_dumbbell.pcap", Dialect::Hpcc, Some((IntLayout::Padded, 5)))]
+#[case("traces/hpcc_chain.pcap", Dialect::Hpcc, Some((IntLayout::Padded, 5)))]
 #[case("traces/fncc_dumbbell.pcap", Dialect::Fncc, Some((IntLayout::Padded, 5)))]
 #[case("traces/rcc_sender.pcap", Dialect::Rcc, None)]
 #[case("traces/rcc_receiver.pcap", Dialect::Rcc, None)]

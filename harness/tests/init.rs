@@ -7,9 +7,10 @@ use std::process::Command;
 
 use ccreplay::manifest::Manifest;
 
-const BUNDLED: [&str; 5] = [
+const BUNDLED: [&str; 6] = [
     "roce_dcqcn",
     "hpcc_dumbbell",
+    "hpcc_chain",
     "fncc_dumbbell",
     "rcc_sender",
     "rcc_receiver",

@@ -43,6 +43,7 @@ fn tmp_dir(name: &str) -> PathBuf {
 const BUNDLED: &[(&str, &str, &str, bool)] = &[
     ("roce_dcqcn", "roce_dcqcn", "dcqcn", false),
     ("hpcc_dumbbell", "hpcc_dumbbell", "hpcc", false),
+    ("hpcc_chain", "hpcc_chain", "hpcc", false),
     ("fncc_dumbbell", "fncc_dumbbell", "fncc", false),
     ("rcc_dumbbell", "rcc_sender", "rcc-sender", false),
     ("rcc_dumbbell", "rcc_receiver", "rcc-receiver", true),
@@ -335,9 +336,10 @@ fn cause(d: &Decision) -> &'static str {
 #[rstest::rstest]
 #[case::roce_dcqcn(0)]
 #[case::hpcc_dumbbell(1)]
-#[case::fncc_dumbbell(2)]
-#[case::rcc_sender(3)]
-#[case::rcc_receiver(4)]
+#[case::hpcc_chain(2)]
+#[case::fncc_dumbbell(3)]
+#[case::rcc_sender(4)]
+#[case::rcc_receiver(5)]
 fn replay_reproduces_the_closed_loop(#[case] i: usize) {
     let (scen, stem, model, receiver) = BUNDLED[i];
     let out = sim::simulate(&sim::bundled(scen).unwrap(), None, &mut |_| {}).unwrap();
@@ -357,10 +359,16 @@ fn replay_reproduces_the_closed_loop(#[case] i: usize) {
             .or_default()
             .insert((o.rate_bps, o.window_bytes, o.ack_cwnd));
     }
-    // The sender sees its 3 flows; the receiver all 4 (h1's too).
+    // The sender sees its 3 flows (hpcc_chain's h0 has one); the receiver all 4 (h1's too).
     assert_eq!(
         outputs.len(),
-        if receiver { 4 } else { 3 },
+        if receiver {
+            4
+        } else if stem == "hpcc_chain" {
+            1
+        } else {
+            3
+        },
         "{stem}/{model}"
     );
     assert!(outputs.values().all(|s| s.len() >= 2), "{stem}/{model}");
@@ -581,7 +589,10 @@ fn scenario_errors_name_the_problem() {
 /// decision per data packet (FNCC-2).
 #[test]
 fn receiver_taps_replay() {
-    let text = sim::BUNDLED[2]
+    let text = sim::BUNDLED
+        .iter()
+        .find(|b| b.0 == "fncc_dumbbell")
+        .unwrap()
         .1
         .replace("duration_ns = 1_500_000", "duration_ns = 800_000")
         .replace(

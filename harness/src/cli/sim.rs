@@ -86,8 +86,10 @@ pub(crate) fn run(a: SimArgs) -> Result<u8, Failure> {
 }
 
 pub(crate) fn run_synth(a: SynthArgs) -> Result<u8, Failure> {
-    let hint =
-        || "bundled scenarios: roce_dcqcn, hpcc_dumbbell, fncc_dumbbell, rcc_dumbbell".to_string();
+    let hint = || {
+        "bundled scenarios: roce_dcqcn, hpcc_dumbbell, hpcc_chain, fncc_dumbbell, rcc_dumbbell"
+            .to_string()
+    };
     let written = if a.scenarios.is_empty() {
         sim::generate_bundled(&a.out).map_err(|e| Failure::input(e, hint()))?
     } else {

@@ -41,6 +41,10 @@ pub const BUNDLED: &[(&str, &str)] = &[
         include_str!("../../../scenarios/bundled/hpcc_dumbbell.toml"),
     ),
     (
+        "hpcc_chain",
+        include_str!("../../../scenarios/bundled/hpcc_chain.toml"),
+    ),
+    (
         "fncc_dumbbell",
         include_str!("../../../scenarios/bundled/fncc_dumbbell.toml"),
     ),

@@ -209,6 +209,19 @@ pub struct SwitchSpec {
     /// INT switch ID of the first switch (12 bits).
     #[serde(default = "default_switch_id")]
     pub switch_id_base: u16,
+    /// Added to the clock in every INT `ts`, ns (default 0). The switches' clock is the
+    /// captures' time, which starts at 1735689600 s (its ns mod 2^24 = 5_701_632), so an offset
+    /// of (2^24 - 5_701_632 - T) mod 2^24 wraps the 24-bit field T ns into the run.
+    #[serde(default)]
+    pub int_ts_offset_ns: u64,
+    /// Added per switch to `int_ts_offset_ns`: switch `i` (sw`i`) runs `i` × this ahead, so
+    /// the switches' clocks wrap at different times (default 0).
+    #[serde(default)]
+    pub int_ts_step_ns: u64,
+    /// Start value of every switch port's INT `txBytes` counter, bytes (default 0): near
+    /// 134_217_728 (2^20 units of 128 B) it wraps early in the run.
+    #[serde(default)]
+    pub int_tx_bytes_offset: u64,
 }
 
 fn default_buffer() -> u64 {
@@ -225,6 +238,9 @@ impl Default for SwitchSpec {
             red: None,
             pfc: None,
             switch_id_base: default_switch_id(),
+            int_ts_offset_ns: 0,
+            int_ts_step_ns: 0,
+            int_tx_bytes_offset: 0,
         }
     }
 }
@@ -531,6 +547,9 @@ impl Scenario {
                     pause_quanta: p.pause_quanta,
                 }),
                 switch_id_base: self.switch.switch_id_base,
+                int_ts_offset_ns: self.switch.int_ts_offset_ns,
+                int_ts_step_ns: self.switch.int_ts_step_ns,
+                int_tx_bytes_offset: self.switch.int_tx_bytes_offset,
             },
             flows,
             duration_ns: self.duration_ns,

@@ -111,6 +111,9 @@ fn mix(x: u64) -> u64 {
 }
 
 struct PortState {
+    /// INT clock offset, ns, and txBytes start value, bytes (`SwitchConfig`).
+    int_ts_offset_ns: u64,
+    int_tx_offset: u64,
     node: NodeId,
     /// Host slot of the node, or `u32::MAX` at a switch.
     host: u32,
@@ -168,8 +171,10 @@ impl PortState {
     fn int_hop(&self, now_ps: u64) -> IntHop {
         IntHop {
             b: self.line_code,
-            ts: abs_ns(now_ps) as u32,
-            tx_bytes: (self.tx_bytes / TX_BYTES_UNIT) as u32,
+            // The offsets start the switch's clock and counter where the scenario says (both
+            // 0 by default); the casts keep the low bits, IntHop masks the widths.
+            ts: abs_ns(now_ps).wrapping_add(self.int_ts_offset_ns) as u32,
+            tx_bytes: (self.tx_bytes.wrapping_add(self.int_tx_offset) / TX_BYTES_UNIT) as u32,
             qlen: (self.queued_bytes / QLEN_UNIT).min(0xFFFF) as u16,
         }
     }
@@ -433,6 +438,14 @@ impl Network {
                 let l = topo.links[li as usize];
                 let exact = 8_000_000_000_000u64;
                 ports.push(PortState {
+                    int_ts_offset_ns: if is_host {
+                        0
+                    } else {
+                        cfg.switch.int_ts_offset_ns.wrapping_add(
+                            cfg.switch.int_ts_step_ns.wrapping_mul(u64::from(slot[i])),
+                        )
+                    },
+                    int_tx_offset: cfg.switch.int_tx_bytes_offset,
                     node: i as NodeId,
                     host: if is_host { slot[i] } else { u32::MAX },
                     switch: if is_host { u32::MAX } else { slot[i] },

@@ -136,6 +136,15 @@ pub struct SwitchConfig {
     pub pfc: Option<PfcConfig>,
     /// INT switch ID of `sw0`-like switch number 0 (12 bits); switch `i` gets base + i.
     pub switch_id_base: u16,
+    /// Added to the simulation clock in the INT `ts` every switch stamps (ns; the field keeps
+    /// it mod 2^24): a switch clock started near its wrap makes the wrap happen in a short run.
+    pub int_ts_offset_ns: u64,
+    /// Added per switch to that offset: switch `i`'s clock runs `i` × this ahead (unsynchronized
+    /// clocks, so their counters wrap at different times).
+    pub int_ts_step_ns: u64,
+    /// Start value of every switch port's INT `txBytes` counter, bytes (the field keeps it in
+    /// 128-byte units mod 2^20): near 2^27 it wraps after a few hundred packets.
+    pub int_tx_bytes_offset: u64,
 }
 
 impl Default for SwitchConfig {
@@ -145,6 +154,9 @@ impl Default for SwitchConfig {
             red: None,
             pfc: None,
             switch_id_base: 0x0A1,
+            int_ts_offset_ns: 0,
+            int_ts_step_ns: 0,
+            int_tx_bytes_offset: 0,
         }
     }
 }
