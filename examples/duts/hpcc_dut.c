@@ -11,7 +11,8 @@
  *       examples/duts/hpcc_dut.c -o libhpcc_dut.so
  *
  * Add -DCCREPLAY_BUG_WAI_TWICE for the deliberately buggy variant (W_AI added twice in
- * COMPUTEWIND).
+ * COMPUTEWIND), or another -DCCREPLAY_BUG_<NAME> for one of the single-bug variants that
+ * harness/tests/mutants.rs runs (the Python DUT's BUGS, docs/conformance.md).
  */
 #include "ccreplay_dut.h"
 
@@ -19,6 +20,63 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* One deliberate bug per build (docs/conformance.md); all 0 in the correct DUT. */
+#ifdef CCREPLAY_BUG_WAI_TWICE
+#define BUG_WAI_TWICE 1
+#else
+#define BUG_WAI_TWICE 0
+#endif
+#ifdef CCREPLAY_BUG_TS_NOWRAP
+#define BUG_TS_NOWRAP 1
+#else
+#define BUG_TS_NOWRAP 0
+#endif
+#ifdef CCREPLAY_BUG_TX_NOWRAP
+#define BUG_TX_NOWRAP 1
+#else
+#define BUG_TX_NOWRAP 0
+#endif
+#ifdef CCREPLAY_BUG_PSN_NOWRAP
+#define BUG_PSN_NOWRAP 1
+#else
+#define BUG_PSN_NOWRAP 0
+#endif
+#ifdef CCREPLAY_BUG_FIRST_HOP
+#define BUG_FIRST_HOP 1
+#else
+#define BUG_FIRST_HOP 0
+#endif
+#ifdef CCREPLAY_BUG_QLEN_NOW
+#define BUG_QLEN_NOW 1
+#else
+#define BUG_QLEN_NOW 0
+#endif
+#ifdef CCREPLAY_BUG_NO_TAU_CLAMP
+#define BUG_NO_TAU_CLAMP 1
+#else
+#define BUG_NO_TAU_CLAMP 0
+#endif
+#ifdef CCREPLAY_BUG_WC_EVERY_ACK
+#define BUG_WC_EVERY_ACK 1
+#else
+#define BUG_WC_EVERY_ACK 0
+#endif
+#ifdef CCREPLAY_BUG_STAGE_OFF_BY_ONE
+#define BUG_STAGE_OFF_BY_ONE 1
+#else
+#define BUG_STAGE_OFF_BY_ONE 0
+#endif
+#ifdef CCREPLAY_BUG_ROUND_WINDOW
+#define BUG_ROUND_WINDOW 1
+#else
+#define BUG_ROUND_WINDOW 0
+#endif
+#ifdef CCREPLAY_BUG_TXBYTES_UNIT
+#define BUG_TXBYTES_UNIT 1
+#else
+#define BUG_TXBYTES_UNIT 0
+#endif
 
 #define PSN_MASK 0xFFFFFFu
 #define TS_MASK 0xFFFFFFu
@@ -397,6 +455,7 @@ static int derive(const params_t *p, struct ccreplay_dut *d, char *err) {
 static uint64_t floor_clamp(const struct ccreplay_dut *d, double w) {
     if (w >= (double)d->w_init) return d->w_init;
     if (w <= (double)d->w_min) return d->w_min;
+    if (BUG_ROUND_WINDOW) return (uint64_t)(w + 0.5);
     return (uint64_t)w; /* positive, below 2^53: truncation is floor */
 }
 
@@ -473,21 +532,27 @@ static void new_ack(const struct ccreplay_dut *d, flow_t *st, const ccreplay_eve
     /* HPCC-7: ack.seq = PSN + 1 for an ACK, PSN for a NAK. */
     seq = nak ? ev->psn : ((ev->psn + 1) & PSN_MASK);
     update_wc = psn_after(seq, st->last_update_seq); /* line 22 */
+    if (BUG_PSN_NOWRAP) update_wc = seq > st->last_update_seq;
+    if (BUG_WC_EVERY_ACK) update_wc = 1;
 
     /* MEASUREINFLIGHT, lines 1-10 */
     for (int i = 0; i < nhop; i++) {
         const ccreplay_int_hop *now = &ev->int_hops[i];
         hop_t *prev = &st->l_hops[i];
-        uint64_t dts = (now->ts - prev->ts) & TS_MASK;
+        uint64_t dts = BUG_TS_NOWRAP ? (uint64_t)(uint32_t)(now->ts - prev->ts)
+                                     : (uint64_t)((now->ts - prev->ts) & TS_MASK);
         int code;
         if (dts == 0) continue; /* HPCC-3 */
         code = now->b & 0xF;
         if (d->b[code] > 0.0) {
-            uint64_t dtx = (uint64_t)((now->tx_bytes - prev->tx_bytes) & TX_MASK) * TX_UNIT;
+            uint32_t dtx_units = BUG_TX_NOWRAP ? (uint32_t)(now->tx_bytes - prev->tx_bytes)
+                                               : ((now->tx_bytes - prev->tx_bytes) & TX_MASK);
+            uint64_t dtx = (uint64_t)dtx_units * (BUG_TXBYTES_UNIT ? 1 : TX_UNIT);
             double tx_rate = (double)dtx / (double)dts; /* line 4 */
             uint64_t qlen = (uint64_t)(now->qlen < prev->qlen ? now->qlen : prev->qlen) * QLEN_UNIT;
+            if (BUG_QLEN_NOW) qlen = (uint64_t)now->qlen * QLEN_UNIT;
             double u_hop = (double)qlen / d->b_t[code] + tx_rate / d->b[code]; /* line 5 */
-            if (u_hop > u) { /* lines 6-7 */
+            if (u_hop > u && !(BUG_FIRST_HOP && i > 0)) { /* lines 6-7 */
                 u = u_hop;
                 tau = dts;
             }
@@ -497,19 +562,18 @@ static void new_ack(const struct ccreplay_dut *d, flow_t *st, const ccreplay_eve
         prev->qlen = now->qlen;
         prev->b = now->b;
     }
-    if (tau > d->t_ns) tau = d->t_ns; /* line 8 */
+    if (tau > d->t_ns && !BUG_NO_TAU_CLAMP) tau = d->t_ns; /* line 8 */
     f = (double)tau / d->t_f;
     st->u = (1.0 - f) * st->u + f * u; /* line 9, HPCC-4 */
 
     /* COMPUTEWIND, lines 11-20 */
     wc = (double)st->wc;
-    if (st->u >= d->eta || st->inc_stage >= d->max_stage) {
+    if (st->u >= d->eta ||
+        (BUG_STAGE_OFF_BY_ONE ? st->inc_stage > d->max_stage : st->inc_stage >= d->max_stage)) {
         double u_over_eta = st->u / d->eta;
         if (u_over_eta > 0.0) {
             double w_f = wc / u_over_eta + d->w_ai; /* line 13 */
-#ifdef CCREPLAY_BUG_WAI_TWICE
-            w_f = w_f + d->w_ai; /* the deliberate bug: W_AI twice */
-#endif
+            if (BUG_WAI_TWICE) w_f = w_f + d->w_ai; /* the deliberate bug: W_AI twice */
             w = floor_clamp(d, w_f);
         } else {
             w = d->w_init; /* the limit of Wc / (0/eta), clamped */
@@ -520,9 +584,7 @@ static void new_ack(const struct ccreplay_dut *d, flow_t *st, const ccreplay_eve
         }
     } else {
         double w_f = wc + d->w_ai; /* line 17 */
-#ifdef CCREPLAY_BUG_WAI_TWICE
-        w_f = w_f + d->w_ai; /* the deliberate bug: W_AI twice */
-#endif
+        if (BUG_WAI_TWICE) w_f = w_f + d->w_ai; /* the deliberate bug: W_AI twice */
         w = floor_clamp(d, w_f);
         if (update_wc) {
             if (st->inc_stage != UINT32_MAX) st->inc_stage++; /* line 19 */

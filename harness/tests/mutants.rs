@@ -90,3 +90,78 @@ fn every_mutant_of_the_python_hpcc_is_caught_by_the_bundled_traces() {
         );
     }
 }
+
+/// The same mutants of the C example DUT (`-DCCREPLAY_BUG_<NAME>`), through the C ABI: the
+/// same traces catch them.
+#[test]
+fn every_mutant_of_the_c_hpcc_is_caught_by_the_bundled_traces() {
+    let dir = std::env::temp_dir().join(format!("ccreplay-mutants-c-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let build = |bug: Option<&str>| -> PathBuf {
+        let lib = dir.join(format!("lib_{}.so", bug.unwrap_or("ok")));
+        let mut c = Command::new("gcc");
+        c.args([
+            "-std=c11",
+            "-O2",
+            "-fPIC",
+            "-shared",
+            "-ffp-contract=off",
+            "-Wall",
+            "-Werror",
+        ])
+        .arg("-I")
+        .arg(repo().join("harness/include"));
+        if let Some(b) = bug {
+            c.arg(format!(
+                "-DCCREPLAY_BUG_{}",
+                b.to_uppercase().replace('-', "_")
+            ));
+        }
+        let out = c
+            .arg(repo().join("examples/duts/hpcc_dut.c"))
+            .arg("-o")
+            .arg(&lib)
+            .output()
+            .expect("gcc (the C ABI tests need it too)");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        lib
+    };
+    let run = |trace: &str, lib: &PathBuf| -> i32 {
+        Command::new(env!("CARGO_BIN_EXE_ccreplay"))
+            .args([
+                "diff",
+                trace,
+                "--dut",
+                &format!("cabi:{}", lib.display()),
+                "-q",
+            ])
+            .current_dir(repo())
+            .output()
+            .unwrap()
+            .status
+            .code()
+            .unwrap_or(-1)
+    };
+    let ok = build(None);
+    for t in TRACES {
+        assert_eq!(run(t, &ok), 0, "the correct C DUT differs on {t}");
+    }
+    for (bug, expected) in MUTANTS {
+        let lib = build(Some(bug));
+        let caught: Vec<String> = TRACES
+            .iter()
+            .filter(|t| run(t, &lib) == 1)
+            .map(|t| {
+                t.trim_start_matches("traces/")
+                    .trim_end_matches(".toml")
+                    .to_string()
+            })
+            .collect();
+        assert_eq!(caught, expected.to_vec(), "C mutant {bug}: caught by");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
