@@ -32,7 +32,6 @@ pub const MODELS: [&str; 2] = ["rcc-receiver", "fncc-receiver"];
 /// The fields of one ACK the host sent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct AckSeen {
-    t_ns: u64,
     n: Option<u16>,
     cwnd: Option<u32>,
     flags: Option<u8>,
@@ -123,12 +122,9 @@ impl WireDut {
                     AckExt::Fncc(f) => (Some(f.n), None, None),
                     AckExt::None => (None, None, None),
                 };
-                acks.entry((dst, qp, psn)).or_default().push_back(AckSeen {
-                    t_ns: rec.ts_ns,
-                    n,
-                    cwnd,
-                    flags,
-                });
+                acks.entry((dst, qp, psn))
+                    .or_default()
+                    .push_back(AckSeen { n, cwnd, flags });
             }
         }
         Ok(WireDut {
@@ -175,8 +171,10 @@ impl Dut for WireDut {
                 ..Outputs::default()
             },
         };
+        // The decision is what the ACK carries for this packet; its time is the packet's, as
+        // the reference's: the NIC's ACK turnaround is not part of the receiver's decision.
         out.push(Decision {
-            t_ns: a.t_ns,
+            t_ns: ev.t_ns,
             flow: ev.flow,
             cause: ev.cause(),
             outputs,

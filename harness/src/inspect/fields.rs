@@ -139,6 +139,8 @@ pub struct Selection {
     display: Vec<Display>,
     /// Field name → its positions among `names` (a field may be asked for twice).
     index: rustc_hash::FxHashMap<Vec<u8>, Vec<usize>>,
+    /// `lengths[n]`: some selected name is `n` bytes long.
+    lengths: Vec<bool>,
     /// The options.
     pub options: FieldOptions,
 }
@@ -151,10 +153,15 @@ impl Selection {
         for (i, n) in names.iter().enumerate() {
             index.entry(n.as_bytes().to_vec()).or_default().push(i);
         }
+        let mut lengths = vec![false; names.iter().map(String::len).max().unwrap_or(0) + 1];
+        for n in &names {
+            lengths[n.len()] = true;
+        }
         Selection {
             names,
             display,
             index,
+            lengths,
             options,
         }
     }
@@ -195,6 +202,10 @@ impl Selection {
         slots.clear();
         slots.resize(self.names.len(), None);
         for_each_field(record, |k, start, end| {
+            // Most keys are not selected: their length already says so, without hashing.
+            if !self.lengths.get(k.len()).copied().unwrap_or(false) {
+                return;
+            }
             if let Some(idx) = self.index.get(k) {
                 for &i in idx {
                     slots[i] = Some((start, end));
