@@ -44,6 +44,7 @@ enum Command {
   ccreplay check traces/hpcc_dumbbell.toml traces/roce_dcqcn.pcap --trace roce_dcqcn
   ccreplay check --shard 2/3 --junit shard-2.xml   # job 2 of a 3-job CI matrix
   ccreplay check --unreferenced reject             # fail on golden files no trace uses
+  ccreplay check --coverage                        # which rules of each model the traces exercise
 
 Exit status: 0 every trace conforms; 1 a difference, a missing golden file, or (with
 --unreferenced reject) a golden file no trace uses; 2 a trace or manifest could not be read,

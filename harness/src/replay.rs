@@ -138,6 +138,20 @@ pub struct ReplayStats {
     pub flows: FlowTable,
     /// What the extraction skipped and why.
     pub extract: ExtractReport,
+    /// The reference model's rule and branch counts (`Model::coverage`), summed over its
+    /// instances; empty for a DUT or a model that reports none.
+    pub coverage: Vec<(&'static str, u64)>,
+}
+
+/// Add `c` to the sums in `into` (the same names in the same order, or `into` empty).
+pub fn add_coverage(into: &mut Vec<(&'static str, u64)>, c: &[(&'static str, u64)]) {
+    if into.is_empty() {
+        into.extend_from_slice(c);
+        return;
+    }
+    for ((_, n), (_, m)) in into.iter_mut().zip(c) {
+        *n += m;
+    }
 }
 
 /// Build the model of `spec` with the manifest's network parameters filled in.
@@ -340,7 +354,9 @@ pub fn replay_reference(
     let probe = build_model(trace, spec)?;
     if !probe.per_flow() {
         let mut dut = ModelDut::new(probe);
-        return replay_duts(trace, &mut [&mut dut], jobs, |_, d| sink(d));
+        let mut stats = replay_duts(trace, &mut [&mut dut], jobs, |_, d| sink(d))?;
+        stats.coverage = dut.model().coverage();
+        return Ok(stats);
     }
     if jobs < WRITER_THREAD_JOBS {
         return replay_runs(trace, spec, jobs, ChunkSink::Here(&mut sink));
@@ -419,6 +435,9 @@ fn replay_runs(
         return Err(e);
     }
     runs.flush(last_t, true, &mut sink, &mut stats)?;
+    for r in runs.runs.iter().flatten() {
+        add_coverage(&mut stats.coverage, &r.dut.model().coverage());
+    }
     stats.flows = table;
     stats.extract = report;
     Ok(stats)

@@ -297,6 +297,8 @@ pub struct Measurement {
     pub tau_ns: u64,
     /// True when `ack.seq > lastUpdateSeq` (line 22), so `Wc` was re-synchronised.
     pub update_wc: bool,
+    /// True when line 8 clamped the TS delta to `T`.
+    pub tau_clamped: bool,
 }
 
 /// The outcome of one ACK/NAK for a flow.
@@ -450,6 +452,7 @@ fn measure_inflight(d: &Derived, st: &mut FlowState, int: &IntStack) -> Measurem
         }
         *prev = *now; // line 27: L = ack.L
     }
+    let tau_clamped = tau_ns > d.t_ns;
     let tau_ns = tau_ns.min(d.t_ns); // line 8
     // line 9: U = (1 − τ/T)·U + τ/T·u
     let f = tau_ns as f64 / d.t_f;
@@ -459,6 +462,7 @@ fn measure_inflight(d: &Derived, st: &mut FlowState, int: &IntStack) -> Measurem
         hop,
         tau_ns,
         update_wc: false,
+        tau_clamped,
     }
 }
 
@@ -518,12 +522,83 @@ pub const STATE_NAMES: &[&str] = &[
 #[derive(Clone, Debug)]
 pub struct Hpcc {
     core: Core,
+    /// How often each of [`COVERAGE`] ran.
+    covered: [u64; COVERAGE.len()],
+}
+
+/// The rules and branches of Algorithm 1 whose use `coverage()` counts (docs/models/hpcc.md
+/// names the rules; docs/conformance.md says which bundled trace exercises which).
+pub const COVERAGE: [&str; 16] = [
+    "ACK without INT: no feedback",
+    "HPCC-5 first INT of a flow",
+    "HPCC-5 path change (nHop or pathID)",
+    "HPCC-7 NAK: ack.seq = PSN",
+    "INT from more than one hop",
+    "line 6-7 most loaded hop is not the first",
+    "HPCC-2 INT ts delta across the 24-bit wrap",
+    "HPCC-2 INT txBytes delta across the 20-bit wrap",
+    "HPCC-3 a hop with a zero TS delta",
+    "line 8 tau clamped to T",
+    "C-2 serial and integer order of ack.seq and lastUpdateSeq differ (PSN wrap)",
+    "line 22 Wc updated (once per RTT)",
+    "line 12-13 MD: U >= eta",
+    "line 12-13 MI: incStage >= maxStage, U < eta",
+    "line 17 AI: incStage < maxStage",
+    "HPCC-6 window clamped to [w_min, W_init]",
+];
+
+/// Which of [`COVERAGE`] one ACK exercises, from the flow's state before it, the ACK and the
+/// outcome (observed from outside Algorithm 1, so counting cannot change a decision).
+fn covered_by(
+    d: &Derived,
+    before: Option<&FlowState>,
+    ack: &AckInfo,
+    nak: bool,
+    outcome: &AckOutcome,
+    after: &FlowState,
+) -> [bool; COVERAGE.len()] {
+    let mut c = [false; COVERAGE.len()];
+    c[3] = nak;
+    let Some(int) = ack.int.as_ref() else {
+        c[0] = true;
+        return c;
+    };
+    let had = before.filter(|b| b.has_int);
+    match outcome {
+        AckOutcome::Stored => {
+            c[1] = had.is_none();
+            c[2] = had.is_some();
+        }
+        AckOutcome::Updated(m) => {
+            let b = had.expect("Updated needs a stored INT");
+            let hops = int.hops();
+            c[4] = hops.len() > 1;
+            c[5] = m.hop > 0;
+            for (now, prev) in hops.iter().zip(b.l_hops.iter()) {
+                c[6] |= now.ts < prev.ts;
+                c[7] |= now.tx_bytes < prev.tx_bytes;
+                c[8] |= now.ts_delta_ns(*prev) == 0;
+            }
+            c[9] = m.tau_clamped;
+            let seq = if nak { ack.psn } else { psn_add(ack.psn, 1) };
+            c[10] = m.update_wc != (seq > b.last_update_seq);
+            c[11] = m.update_wc;
+            let mi_or_md = after.u >= d.eta || b.inc_stage >= d.max_stage;
+            c[12] = after.u >= d.eta;
+            c[13] = mi_or_md && after.u < d.eta;
+            c[14] = !mi_or_md;
+            c[15] = after.w_bytes == d.w_init || after.w_bytes == d.w_min;
+        }
+        AckOutcome::NoInt => c[0] = true,
+    }
+    c
 }
 
 impl Hpcc {
     /// A model with these parameters, or the first invalid one.
     pub fn new(params: &Params) -> Result<Self, ParamError> {
         Ok(Hpcc {
+            covered: [0; COVERAGE.len()],
             core: Core::new(params.derive()?),
         })
     }
@@ -593,12 +668,22 @@ impl Model for Hpcc {
             EventKind::RxNak(a) => (a, true),
             EventKind::RxCnp | EventKind::RxData { .. } | EventKind::Dequeue { .. } => return,
         };
+        let before = self.core.flow(ev.flow).copied();
         let (outcome, st) = self.core.on_ack(ev.flow, ack, nak, &mut NoHook);
         let m = match &outcome {
             AckOutcome::Updated(m) => Some(m),
             _ => None,
         };
         out.push(hpcc_decision(ev, st, m));
+        let st = *st;
+        let c = covered_by(&self.core.d, before.as_ref(), ack, nak, &outcome, &st);
+        for (n, hit) in self.covered.iter_mut().zip(c) {
+            *n += hit as u64;
+        }
+    }
+
+    fn coverage(&self) -> Vec<(&'static str, u64)> {
+        COVERAGE.iter().copied().zip(self.covered).collect()
     }
 
     fn next_timer_ns(&self) -> Option<u64> {

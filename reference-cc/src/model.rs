@@ -25,6 +25,13 @@ pub trait Model {
     fn per_flow(&self) -> bool {
         true
     }
+
+    /// How often each of the model's rules and branches ran since it was built, in a fixed
+    /// order (`ccreplay check --coverage`, docs/conformance.md). Empty for a model that does not
+    /// report it.
+    fn coverage(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
+    }
 }
 
 /// A parameter rejected before any replay starts (C-7).

@@ -41,6 +41,10 @@ pub(crate) struct CheckArgs {
     /// traces is checked whole (no --trace, no --shard).
     #[arg(long, value_enum, default_value = "warn")]
     pub(crate) unreferenced: Unreferenced,
+    /// Also print, per model, how often the traces exercised each of its rules and branches,
+    /// and which they never did (docs/conformance.md).
+    #[arg(long)]
+    pub(crate) coverage: bool,
     /// Folder of golden files (`<trace>/<model>.jsonl`).
     #[arg(long, default_value = "golden")]
     pub(crate) golden: PathBuf,
@@ -56,6 +60,9 @@ pub(crate) struct CheckArgs {
     #[command(flatten)]
     pub(crate) html: ccreplay::report::HtmlArgs,
 }
+
+/// A model's name, the traces it was checked on, and its summed rule counts.
+type ModelCoverage = (String, Vec<String>, Vec<(&'static str, u64)>);
 
 pub(crate) fn parse_shard(s: &str) -> Result<(usize, usize), String> {
     let bad = || format!("`{s}`: expected I/N with 1 <= I <= N, e.g. 2/4");
@@ -292,13 +299,73 @@ pub(crate) fn run(a: CheckArgs) -> Result<u8, Failure> {
             true,
         ));
     }
+    // Rule coverage per model, summed over the traces compared.
+    let mut coverage: Vec<ModelCoverage> = Vec::new();
+    if a.coverage {
+        for r in &results {
+            if let Outcome::Compared { stats, .. } = &r.outcome {
+                let i = match coverage.iter().position(|(m, _, _)| *m == r.model) {
+                    Some(i) => i,
+                    None => {
+                        coverage.push((r.model.clone(), Vec::new(), Vec::new()));
+                        coverage.len() - 1
+                    }
+                };
+                coverage[i].1.push(r.trace.clone());
+                ccreplay::replay::add_coverage(&mut coverage[i].2, &stats.coverage);
+            }
+        }
+        coverage.sort_by(|a, b| a.0.cmp(&b.0));
+    }
     let ok = results.iter().filter(|r| r.ok()).count();
     match a.format {
-        ReportFormat::Text => outln!("{ok} of {} trace/model pairs conform", results.len()),
-        ReportFormat::Json => outln!(
-            "{}",
-            serde_json::json!({"conform": ok, "total": results.len(), "results": json, "unreferenced": orphans})
-        ),
+        ReportFormat::Text => {
+            for (model, traces, counts) in &coverage {
+                if counts.is_empty() {
+                    outln!(
+                        "coverage of {model}: not reported (the model does not count its rules yet)"
+                    );
+                    continue;
+                }
+                let never: Vec<&str> = counts
+                    .iter()
+                    .filter(|(_, n)| *n == 0)
+                    .map(|(r, _)| *r)
+                    .collect();
+                outln!(
+                    "coverage of {model} over {}: {} rules and branches, {} never exercised",
+                    traces.join(", "),
+                    counts.len(),
+                    never.len()
+                );
+                for (rule, n) in counts {
+                    outln!("  {:>9}  {rule}", ccreplay::verdict::n(*n));
+                }
+                for rule in never {
+                    outln!("  never exercised: {rule}");
+                }
+            }
+            outln!("{ok} of {} trace/model pairs conform", results.len())
+        }
+        ReportFormat::Json => {
+            let mut j = serde_json::json!({"conform": ok, "total": results.len(), "results": json, "unreferenced": orphans});
+            if a.coverage {
+                let cov: serde_json::Map<String, serde_json::Value> = coverage
+                    .iter()
+                    .map(|(m, traces, counts)| {
+                        (
+                            m.clone(),
+                            serde_json::json!({
+                                "traces": traces,
+                                "rules": counts.iter().map(|(r, n)| serde_json::json!({"rule": r, "count": n})).collect::<Vec<_>>(),
+                            }),
+                        )
+                    })
+                    .collect();
+                j["coverage"] = serde_json::Value::Object(cov);
+            }
+            outln!("{j}")
+        }
     }
     if let Some(j) = &a.junit {
         write_atomic(j, junit::render(&suites).as_bytes())?;
