@@ -68,7 +68,7 @@ fn the_bundled_suite_exercises_every_hpcc_rule_but_the_listed_gaps() {
         .filter(|(_, n)| **n == 0)
         .map(|(k, _)| k.as_str())
         .collect();
-    // Open gaps (docs/conformance.md): no bundled HPCC trace has a NAK, a path change, an ACK
+    // Open gaps (docs/conformance.md): no bundled HPCC trace has a path change, an ACK
     // without INT or a hop whose TS did not advance.
     assert_eq!(
         never,
@@ -76,7 +76,8 @@ fn the_bundled_suite_exercises_every_hpcc_rule_but_the_listed_gaps() {
             "ACK without INT: no feedback",
             "HPCC-3 a hop with a zero TS delta",
             "HPCC-5 path change (nHop or pathID)",
-            "HPCC-7 NAK: ack.seq = PSN",
         ]
     );
+    // hpcc_chain's 5 KB buffer drops packets: NAKs come back to h0.
+    assert!(count(&c, "HPCC-7 NAK") > 0);
 }
