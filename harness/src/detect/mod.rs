@@ -67,16 +67,37 @@ impl Reading {
     /// Ranking key, larger is better: packets read cleanly and wholly (an ACK with bytes left
     /// over is a misreading), then fewest reserved values set, then most shims found.
     fn key(&self) -> (u64, std::cmp::Reverse<u64>, u64) {
-        (
-            self.clean - self.unexplained,
-            std::cmp::Reverse(self.warnings),
-            self.shims,
-        )
+        (self.whole(), std::cmp::Reverse(self.warnings), self.shims)
     }
 
     /// Packets this reading damages (malformed or bad ICRC).
     pub fn damaged(&self) -> u64 {
         self.malformed + self.bad_icrc
+    }
+
+    /// Packets read cleanly and wholly: clean, and no ACK/CNP with bytes left unread.
+    pub fn whole(&self) -> u64 {
+        self.clean - self.unexplained
+    }
+
+    /// What this reading gets wrong, in words (`["2,000 with a bad ICRC"]`); empty when it
+    /// reads every sampled packet whole.
+    pub fn misreadings(&self) -> Vec<String> {
+        use crate::verdict::n;
+        let mut w = Vec::new();
+        if self.malformed > 0 {
+            w.push(format!("{} malformed", n(self.malformed)));
+        }
+        if self.bad_icrc > 0 {
+            w.push(format!("{} with a bad ICRC", n(self.bad_icrc)));
+        }
+        if self.unexplained > 0 {
+            w.push(format!(
+                "{} ACK/CNP with bytes left unread",
+                n(self.unexplained)
+            ));
+        }
+        w
     }
 }
 
@@ -158,19 +179,7 @@ impl Detection {
             .filter(|r| r.config.dialect != b.config.dialect)
             .max_by_key(|r| r.key());
         if let Some(r) = runner {
-            let mut why = Vec::new();
-            if r.malformed > 0 {
-                why.push(format!("{} malformed", n(r.malformed)));
-            }
-            if r.bad_icrc > 0 {
-                why.push(format!("{} bad ICRC", n(r.bad_icrc)));
-            }
-            if r.unexplained > 0 {
-                why.push(format!(
-                    "{} ACK/CNP with unexplained bytes",
-                    n(r.unexplained)
-                ));
-            }
+            let mut why = r.misreadings();
             if why.is_empty() && r.shims < b.shims {
                 why.push(format!("{} shims found", n(r.shims)));
             }

@@ -247,9 +247,14 @@ impl Survey {
     /// The link rate of `host`, from the fastest spacing of two consecutive data frames on its
     /// link, with 24 bytes of preamble, inter-frame gap and FCS added to each frame, rounded
     /// to the nearest Ethernet rate within 15 %.
-    pub fn link_rate(&self, host: IpAddr) -> Estimate {
+    /// `None` (no host at the tap): the first link with two data frames.
+    pub fn link_rate(&self, host: Option<IpAddr>) -> Estimate {
         const RATES_GBPS: [u64; 10] = [1, 10, 25, 40, 50, 56, 100, 200, 400, 800];
-        let Some(&(gap, len)) = self.min_gap.get(&host) else {
+        let gap = match host {
+            Some(h) => self.min_gap.get(&h),
+            None => self.min_gap.values().next(),
+        };
+        let Some(&(gap, len)) = gap else {
             return Estimate {
                 value: 100_000_000_000,
                 how: "no two consecutive data frames to measure: 100 Gbps assumed; set your link's rate".into(),

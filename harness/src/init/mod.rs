@@ -5,7 +5,6 @@
 //! was found and how to correct it. May use: detect/, manifest (to check what it writes),
 //! models (to check parameters). Writing the file is the CLI's (cli/init.rs).
 
-use std::net::IpAddr;
 use std::path::Path;
 
 use ccreplay_codecs::Dialect;
@@ -172,19 +171,14 @@ pub fn manifest_text(
             .map(|(_, _, v)| v.clone())
     };
     line("[network]");
-    let rate_host = host.or_else(|| survey.min_gap.keys().next().copied());
     let estimates = [
-        (
-            "link_rate_bps",
-            "line_rate_bps",
-            rate_host.map(|h| survey.link_rate(h)),
-        ),
+        ("link_rate_bps", "line_rate_bps", survey.link_rate(host)),
         (
             "base_rtt_ns",
             "base_rtt_ns",
-            Some(survey.base_rtt(kind == "sender")),
+            survey.base_rtt(kind == "sender"),
         ),
-        ("mtu_bytes", "mtu_bytes", Some(survey.mtu())),
+        ("mtu_bytes", "mtu_bytes", survey.mtu()),
     ];
     for (key, param, est) in estimates {
         if let Some(v) = given(param) {
@@ -194,7 +188,6 @@ pub fn manifest_text(
             line(&format!("{key} = {v}"));
             continue;
         }
-        let est = est.unwrap_or_else(|| survey.link_rate(IpAddr::from([0, 0, 0, 0])));
         let tag = if est.measured { "measured" } else { "GUESS" };
         line(&format!("# {tag}: {}", est.how));
         line(&format!("{key} = {}", est.value));

@@ -233,17 +233,21 @@ impl Selection {
             scalar(v, d, out);
             return;
         }
-        let items: Vec<&[u8]> = split_array(v);
-        let pick: Vec<&[u8]> = match self.options.occurrence {
-            Occurrence::All => items,
-            Occurrence::First => items.into_iter().take(1).collect(),
-            Occurrence::Last => items.into_iter().last().into_iter().collect(),
-            Occurrence::Nth(n) => items.into_iter().nth(n - 1).into_iter().collect(),
-        };
-        for (i, x) in pick.iter().enumerate() {
-            if i > 0 {
-                out.extend_from_slice(self.options.aggregator.as_bytes());
+        let one = match self.options.occurrence {
+            Occurrence::All => {
+                for (i, x) in array_items(v).enumerate() {
+                    if i > 0 {
+                        out.extend_from_slice(self.options.aggregator.as_bytes());
+                    }
+                    scalar(x, d, out);
+                }
+                return;
             }
+            Occurrence::First => array_items(v).next(),
+            Occurrence::Last => array_items(v).last(),
+            Occurrence::Nth(n) => array_items(v).nth(n - 1),
+        };
+        if let Some(x) = one {
             scalar(x, d, out);
         }
     }
@@ -330,22 +334,19 @@ fn value_len(s: &[u8]) -> Option<usize> {
     Some(s.len())
 }
 
-/// The elements of a JSON array of scalars.
-fn split_array(v: &[u8]) -> Vec<&[u8]> {
+/// The elements of a JSON array of scalars, without collecting them (this runs per packet).
+fn array_items(v: &[u8]) -> impl Iterator<Item = &[u8]> {
     let inner = &v[1..v.len().saturating_sub(1)];
-    let mut out = Vec::new();
     let mut i = 0;
-    while i < inner.len() {
-        let Some(n) = value_len(&inner[i..]) else {
-            break;
-        };
+    std::iter::from_fn(move || {
+        let n = value_len(inner.get(i..)?)?;
         if n == 0 {
-            break;
+            return None;
         }
-        out.push(&inner[i..i + n]);
+        let item = &inner[i..i + n];
         i += n + 1;
-    }
-    out
+        Some(item)
+    })
 }
 
 #[cfg(test)]

@@ -214,19 +214,7 @@ pub fn dialect_hint(trace: &Trace) -> Option<(String, String)> {
     let b = d.best();
     let theirs = d.reading(&ours);
     let as_ours = theirs.map_or_else(String::new, |r| {
-        let mut w = Vec::new();
-        if r.malformed > 0 {
-            w.push(format!("{} malformed", n(r.malformed)));
-        }
-        if r.bad_icrc > 0 {
-            w.push(format!("{} with a bad ICRC", n(r.bad_icrc)));
-        }
-        if r.unexplained > 0 {
-            w.push(format!(
-                "{} ACK/CNP with bytes left unread",
-                n(r.unexplained)
-            ));
-        }
+        let w = r.misreadings();
         if w.is_empty() {
             String::new()
         } else {
@@ -237,9 +225,9 @@ pub fn dialect_hint(trace: &Trace) -> Option<(String, String)> {
         format!(
             "of the first {} RoCEv2 packets, {} read cleanly as {}, {} as the manifest's {}{as_ours}",
             n(d.sampled),
-            n(b.clean - b.unexplained),
+            n(b.whole()),
             crate::detect::describe(&b.config, b.max_n_hop),
-            n(theirs.map_or(0, |r| r.clean - r.unexplained)),
+            n(theirs.map_or(0, |r| r.whole())),
             crate::detect::describe(&ours, 0),
         ),
         format!(
