@@ -1,13 +1,13 @@
 //! `check` on a selection (issue 14.6): trace files or names, `--shard I/N` for CI matrices,
 //! and golden files that no trace uses.
 
+mod common;
+
+use common::repo;
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
 
 fn check(args: &[&str], cwd: &Path) -> (i32, serde_json::Value, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_ccreplay"))

@@ -5,13 +5,12 @@
 //! maxStage = 1. The gaps still open are listed: closing one changes this test and
 //! docs/conformance.md together.
 
-use std::collections::BTreeMap;
-use std::path::PathBuf;
-use std::process::Command;
+mod common;
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
+use common::repo;
+
+use std::collections::BTreeMap;
+use std::process::Command;
 
 fn coverage(args: &[&str]) -> BTreeMap<String, u64> {
     let out = Command::new(env!("CARGO_BIN_EXE_ccreplay"))

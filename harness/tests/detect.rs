@@ -3,17 +3,17 @@
 //! made: the bundled traces' manifests record the dialect `sim` wrote, and the fixtures'
 //! names record the layout make_fixtures.py built (tests/fixtures/README.md).
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use common::{repo, run};
+
+use std::path::PathBuf;
 use std::process::Command;
 
 use ccreplay::detect::detect_file;
 use ccreplay_codecs::Dialect;
 use ccreplay_codecs::shim::IntLayout;
 use rstest::rstest;
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
 
 #[rstest]
 #[case("traces/roce_dcqcn.pcap", Dialect::Roce, None)]
@@ -100,19 +100,6 @@ fn edited(name: &str, tag: &str, edit: impl Fn(String) -> String) -> PathBuf {
     assert_ne!(new, text, "the edit changed nothing");
     std::fs::write(dir.join(format!("{name}.toml")), new).unwrap();
     dir
-}
-
-fn run(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_ccreplay"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 #[rstest]

@@ -3,27 +3,13 @@
 //! whose receiver NIC runs the reference model) conforms; the same capture with one ACK's
 //! window changed — ICRC recomputed, as a buggy NIC would send it — differs at that ACK only.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
+
+use common::{repo, run as ccreplay};
+
+use std::path::PathBuf;
 
 use ccreplay_codecs::{DecodeConfig, Dialect, Packet};
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn ccreplay(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_ccreplay"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 /// The records of a little-endian pcap: (offset of the frame, its length).
 fn records(pcap: &[u8]) -> Vec<(usize, usize)> {

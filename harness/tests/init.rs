@@ -2,6 +2,10 @@
 //! expectations are the bundled manifests, written by `ccreplay sim` from the scenario that
 //! made each capture (what the simulator knew, not what init reads off the packets).
 
+mod common;
+
+use common::repo;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -15,10 +19,6 @@ const BUNDLED: [&str; 6] = [
     "rcc_sender",
     "rcc_receiver",
 ];
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
 
 fn run(dir: &Path, args: &[&str]) -> (i32, Vec<u8>, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_ccreplay"))

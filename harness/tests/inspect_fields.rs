@@ -3,12 +3,11 @@
 //! independent tool here (Debian's package; `.ci/run` installs it); without it the comparison
 //! is skipped, unless CCREPLAY_REQUIRE_TSHARK=1.
 
-use std::path::PathBuf;
-use std::process::Command;
+mod common;
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
+use common::repo;
+
+use std::process::Command;
 
 fn tshark() -> bool {
     let ok = Command::new("tshark")

@@ -4,12 +4,12 @@
 //! all validate. Without xmllint the test is skipped, unless CCREPLAY_REQUIRE_XMLLINT is set
 //! (CI sets it).
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
+use common::repo;
+
+use std::path::Path;
+use std::process::Command;
 
 fn xmllint() -> bool {
     let found = Command::new("xmllint").arg("--version").output().is_ok();

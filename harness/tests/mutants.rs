@@ -4,13 +4,13 @@
 //! of them — and the unmodified DUT conforms on all. A mutant that slips through fails this
 //! test: the suite needs a trace that exercises its rule.
 
+mod common;
+
+use common::repo;
+
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::Command;
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
 
 /// The bundled traces replayed through `hpcc`.
 const TRACES: [&str; 2] = ["traces/hpcc_dumbbell.toml", "traces/hpcc_chain.toml"];

@@ -1,25 +1,14 @@
 //! Names are checked (issue 14.7): `--tol` and `--state` accept only what the model's decisions
 //! carry, and the table of those names agrees with what the models write.
 
-use std::collections::BTreeSet;
-use std::path::PathBuf;
-use std::process::Command;
+mod common;
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
+use common::{repo, run};
+
+use std::collections::BTreeSet;
 
 fn ccreplay(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_ccreplay"))
-        .args(args)
-        .current_dir(repo())
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    run(&repo(), args)
 }
 
 #[test]
