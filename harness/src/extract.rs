@@ -247,6 +247,9 @@ pub struct ExtractReport {
     /// Packets cut by snaplen after their headers: replayed (their payload length comes from
     /// the length fields).
     pub snaplen_cut: u64,
+    /// Malformed packets the snapshot length cut before the headers congestion control reads
+    /// (counted among `malformed`).
+    pub snaplen_short: u64,
     /// RoCEv2 packets neither from nor to the capture point's host; the same as
     /// `skipped.get(Skip::OtherHost)`.
     pub not_this_host: u64,
@@ -885,6 +888,8 @@ enum What {
         roce: bool,
         /// From or to the capture point's host.
         ours: bool,
+        /// The record is shorter than the packet was (snaplen).
+        cut: bool,
     },
     /// A packet the capture point receives (always its host's traffic).
     BadIcrc {
@@ -952,6 +957,7 @@ fn pre_event(rec: &Record<'_>, cfg: &DecodeConfig, point: &CapturePoint) -> Pre 
             error,
             roce: p.udp.is_some_and(|u| u.dst_port == cfg.udp_port),
             ours: ours(point, &p),
+            cut: rec.is_truncated(),
         };
         return pre;
     }
@@ -1094,8 +1100,10 @@ impl<'t> Apply<'t> {
                 ref error,
                 roce,
                 ours,
+                cut,
             } => {
                 report.malformed += 1;
+                report.snaplen_short += cut as u64;
                 report.skipped.add(Skip::Malformed);
                 report.roce += roce as u64;
                 report.damaged_in_traffic += ours as u64;

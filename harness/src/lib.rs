@@ -19,6 +19,7 @@ pub mod intern;
 pub mod jsonl;
 pub mod manifest;
 pub mod models;
+pub mod observe;
 pub mod outfile;
 pub mod protocol;
 pub mod replay;

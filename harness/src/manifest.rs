@@ -39,6 +39,27 @@ pub struct Manifest {
     /// Where the trace came from (optional: a captured trace by default).
     #[serde(default)]
     pub source: Source,
+    /// What a correct NIC may do that the reference's decisions do not show, when the
+    /// capture's sender is judged by its behaviour (`--dut observed`, docs/observed.md).
+    #[serde(default, skip_serializing_if = "ObservedSection::is_empty")]
+    pub observed: ObservedSection,
+}
+
+/// `[observed]`: the allowances of the observed-behaviour verdict, each a number with its unit
+/// as text (`"5us"`, `"8KB"`, `"2%"`); absent keys take the defaults of docs/observed.md.
+// Unknown keys are refused by `observe::Allowances::set`, which knows the names.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+pub struct ObservedSection {
+    /// `KEY = VALUE` pairs (text with a unit, or a bare number in the key's base unit).
+    #[serde(flatten)]
+    pub values: std::collections::BTreeMap<String, toml::Value>,
+}
+
+impl ObservedSection {
+    /// True when the manifest has no `[observed]` keys.
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
 }
 
 /// Where the packets were captured (harness.md 1: direction follows from it).

@@ -48,6 +48,14 @@ pub(crate) struct CheckArgs {
     /// Folder of golden files (`<trace>/<model>.jsonl`).
     #[arg(long, default_value = "golden")]
     pub(crate) golden: PathBuf,
+    /// `observed`: instead of golden files, judge each sender capture's sender by what it put
+    /// on the wire, against its manifest's first model that sets a rate or window
+    /// (docs/observed.md) — a folder of captures of your own NIC, no golden files needed.
+    #[arg(long, value_parser = ["observed"], conflicts_with_all = ["coverage", "report"])]
+    pub(crate) dut: Option<String>,
+    /// With `--dut observed`: an allowance for correct hardware, KEY=VALUE (see `diff --allow`).
+    #[arg(long = "allow", value_name = "KEY=VALUE", requires = "dut")]
+    pub(crate) allow: Vec<String>,
     /// Threads that read and decode each capture (see `replay --jobs`).
     #[arg(long, default_value_t = 1)]
     pub(crate) jobs: usize,
@@ -126,6 +134,9 @@ fn select(a: &CheckArgs) -> Result<(Vec<PathBuf>, Vec<PathBuf>, bool), Failure> 
 
 pub(crate) fn run(a: CheckArgs) -> Result<u8, Failure> {
     let (manifests, all, whole) = select(&a)?;
+    if a.dut.is_some() {
+        return run_observed(&a, &manifests);
+    }
     let label = a
         .paths
         .iter()
@@ -376,6 +387,168 @@ pub(crate) fn run(a: CheckArgs) -> Result<u8, Failure> {
     Ok(if failed_input {
         2
     } else if ok == results.len() && !reject {
+        0
+    } else {
+        1
+    })
+}
+
+/// `check --dut observed`: every sender capture's sender judged against its manifest's first
+/// model that sets a rate or window. Pairs that are not judged (a receiver's capture, the
+/// manifest's other models) are listed with the reason; no pair judged at all is an error.
+fn run_observed(a: &CheckArgs, manifests: &[PathBuf]) -> Result<u8, Failure> {
+    use ccreplay::observe;
+    let mut suites = Vec::new();
+    let mut json = Vec::new();
+    let (mut judged, mut ok, mut errors) = (0usize, 0usize, 0usize);
+    for path in manifests {
+        let trace = super::load_trace(path)?;
+        let name = golden::trace_name(path);
+        let sender = matches!(
+            trace.manifest.capture_point,
+            ccreplay::manifest::CapturePoint::Sender { .. }
+        );
+        // A device runs one algorithm: the manifest's first model that sets a rate or window
+        // (diff's default reference too); the others are listed.
+        let first = trace
+            .manifest
+            .models
+            .iter()
+            .position(|m| observe::judges(&m.name));
+        for (i, spec) in trace.manifest.models.iter().enumerate() {
+            let label = format!("{name} / {}", spec.name);
+            if !sender || Some(i) != first {
+                let why = if !sender {
+                    format!(
+                        "a {} capture: its decisions are its packets (diff --dut wire)",
+                        trace.manifest.capture_point.kind()
+                    )
+                } else if observe::judges(&spec.name) {
+                    format!(
+                        "the sender is judged against the manifest's first such model, `{}` \
+                         (diff --model {} --dut observed judges this one)",
+                        trace.manifest.models[first.unwrap_or(0)].name,
+                        spec.name
+                    )
+                } else {
+                    format!("`{}` sets no rate or window", spec.name)
+                };
+                if a.format == ReportFormat::Text {
+                    outln!("{:>8}  {label}: not judged: {why}", "n/a");
+                }
+                json.push(serde_json::json!({"trace": name, "model": spec.name, "judged": false, "reason": why}));
+                continue;
+            }
+            let started = std::time::Instant::now();
+            let outcome = observe::Allowances::resolve(&trace.manifest.observed, &a.allow)
+                .map_err(|e| e.to_string())
+                .and_then(|allow| {
+                    observe::run(&trace, spec, allow, false, || {}).map_err(|e| e.to_string())
+                });
+            let mut o = match outcome {
+                Ok(o) => o,
+                Err(e) => {
+                    errors += 1;
+                    if a.format == ReportFormat::Text {
+                        outln!("{:>8}  {label}: {e}", "ERROR");
+                    }
+                    json.push(serde_json::json!({"trace": name, "model": spec.name, "ok": false, "error": e}));
+                    suites.push(Suite::not_compared(&label, "replay", &e, false));
+                    continue;
+                }
+            };
+            let mut stats = std::mem::take(&mut o.stats);
+            stats.decisions = o.facts.iter().map(|f| f.packets.saturating_sub(1)).sum();
+            let account = ccreplay::verdict::Accounting {
+                report: &stats.extract,
+            };
+            let findings = ccreplay::verdict::assess(
+                &trace,
+                &spec.name,
+                &stats,
+                ccreplay::verdict::Strictness::default(),
+            );
+            let error = findings
+                .iter()
+                .find(|f| f.is_error())
+                .map(|f| f.message.clone())
+                .or_else(|| {
+                    o.insufficient
+                        .first()
+                        .map(|w| format!("not enough to judge the sender: {w}"))
+                });
+            if let Some(e) = error {
+                errors += 1;
+                if a.format == ReportFormat::Text {
+                    outln!("{:>8}  {label}: {e}\n          {}", "ERROR", account.line());
+                }
+                json.push(serde_json::json!({"trace": name, "model": spec.name, "ok": false, "error": e, "accounting": account.json()}));
+                let mut suite = Suite::not_compared(&label, "observed", &e, false);
+                suite.properties = junit_properties(&name, &spec.name, &account);
+                suites.push(suite);
+                continue;
+            }
+            judged += 1;
+            let report = &o.report;
+            ok += usize::from(report.ok());
+            let packets: u64 = o.facts.iter().map(|f| f.packets).sum();
+            let text = format!(
+                "{}{}",
+                observe::render_header(&o.allowances, &o.tap, &o.facts),
+                diff::render_text(report, "reference", "observed")
+            );
+            if a.format == ReportFormat::Text {
+                outln!(
+                    "{:>8}  {label}: {} data packets judged, {} flows\n          {}",
+                    if report.ok() { "ok" } else { "DIFFERS" },
+                    ccreplay::verdict::n(packets),
+                    report.flows.len(),
+                    account.line()
+                );
+                if !report.ok() {
+                    out!("{}", indent(&text));
+                }
+            }
+            json.push(serde_json::json!({"trace": name, "model": spec.name, "ok": report.ok(), "packets": packets, "accounting": account.json(), "report": diff::render_json(report)}));
+            let mut suite = Suite::compared(
+                &format!("{label} / observed"),
+                report,
+                &text,
+                started.elapsed().as_secs_f64(),
+            );
+            suite.properties = junit_properties(&name, &spec.name, &account);
+            suites.push(suite);
+        }
+    }
+    let none = judged == 0 && errors == 0;
+    match a.format {
+        ReportFormat::Text => {
+            if none {
+                outln!("ERROR: no trace/model pair could be judged by its sender's packets");
+            } else {
+                outln!(
+                    "{ok} of {} judged trace/model pairs conform",
+                    judged + errors
+                );
+            }
+        }
+        ReportFormat::Json => outln!(
+            "{}",
+            serde_json::json!({"conform": ok, "total": judged + errors, "results": json})
+        ),
+    }
+    if let Some(j) = &a.junit {
+        write_atomic(j, junit::render(&suites).as_bytes())?;
+    }
+    if none {
+        return Err(Failure::input(
+            "nothing judged: no sender capture with a model that sets a rate or window",
+            Some("docs/observed.md lists the models and what a capture must hold".to_string()),
+        ));
+    }
+    Ok(if errors > 0 {
+        2
+    } else if ok == judged {
         0
     } else {
         1

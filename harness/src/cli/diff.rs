@@ -26,8 +26,9 @@ pub(crate) struct DiffArgs {
     /// Reference model (default: the manifest's first).
     #[arg(long)]
     pub(crate) model: Option<String>,
-    /// The DUT: `model:NAME`, `process:COMMAND ARGS...`, `cabi:LIBRARY`, or `wire` (a
-    /// receiver NIC's decisions as its ACKs carry them, docs/dut.md).
+    /// The DUT: `model:NAME`, `process:COMMAND ARGS...`, `cabi:LIBRARY`, `wire` (a
+    /// receiver NIC's decisions as its ACKs carry them, docs/dut.md), or `observed` (the
+    /// capture's sender judged by its transmit times and bytes in flight, docs/observed.md).
     #[arg(long, conflicts_with = "golden", required_unless_present = "golden")]
     pub(crate) dut: Option<String>,
     /// Compare a golden / decisions file with the reference instead of a DUT.
@@ -55,8 +56,25 @@ pub(crate) struct DiffArgs {
     /// warning.
     #[arg(long)]
     pub(crate) strict: bool,
+    /// With `--dut observed`: an allowance for correct hardware, KEY=VALUE with a unit
+    /// (reaction=5us, burst=8KB, rate_tolerance=2%, timing=200ns, resolution=1us,
+    /// window_slack=1KB; repeatable; over the manifest's [observed] table).
+    #[arg(long = "allow", value_name = "KEY=VALUE")]
+    pub(crate) allow: Vec<String>,
     #[command(flatten)]
     pub(crate) html: ccreplay::report::HtmlArgs,
+}
+
+/// An observed DUT that cannot be judged: exit 2 with the reason, a replay error as any.
+pub(crate) fn observe_failure(e: ccreplay::observe::ObserveError) -> Failure {
+    match e {
+        ccreplay::observe::ObserveError::Unsuitable { message, hint } => Failure {
+            code: 2,
+            message,
+            hint,
+        },
+        ccreplay::observe::ObserveError::Replay(e) => Failure::from(e),
+    }
 }
 
 pub(crate) fn parse_tolerance(s: &str) -> Result<Tolerance, String> {
@@ -124,7 +142,24 @@ pub(crate) fn run(a: DiffArgs) -> Result<u8, Failure> {
     check_names(&spec.name, &a.tolerances, &state)?;
     let mut reference = Side::default();
     let mut pb = Progress::new(&format!("diff {}", trace.name()));
+    let mut judged: Option<ccreplay::observe::Observed> = None;
     let (mut stats, other, other_name) = match (&a.dut, &a.golden) {
+        (Some(s), _) if s == "observed" => {
+            let allow = ccreplay::observe::Allowances::resolve(&trace.manifest.observed, &a.allow)
+                .map_err(|e| Failure::input(e.to_string(), None))?;
+            let mut o =
+                ccreplay::observe::run(&trace, &spec, allow, a.html.report.is_some(), || pb.inc())
+                    .map_err(observe_failure)?;
+            reference = std::mem::take(&mut o.reference);
+            let side = std::mem::take(&mut o.observed);
+            let mut stats = std::mem::take(&mut o.stats);
+            // What is compared is each data packet's transmit time (after a flow's first)
+            // against the reference's rate and window — even while the reference keeps its
+            // initial values: "nothing compared" is judged on those.
+            stats.decisions = o.facts.iter().map(|f| f.packets.saturating_sub(1)).sum();
+            judged = Some(o);
+            (stats, side, "observed")
+        }
         (Some(s), _) => {
             // One extraction feeds both sides.
             let mut reference_dut = ModelDut::new(
@@ -157,12 +192,27 @@ pub(crate) fn run(a: DiffArgs) -> Result<u8, Failure> {
     };
     pb.finish();
     // The reference's decisions: what "nothing compared" is judged on.
-    stats.decisions = reference.len() as u64;
+    if judged.is_none() {
+        stats.decisions = reference.len() as u64;
+    }
     report_extraction(&trace, &stats.extract);
     let bad_lines = ccreplay::events_in::is_events(&trace)
         && ccreplay::events_in::report_bad_lines(&trace, &stats.extract);
     let account = accounting(&stats.extract);
-    if let Err(f) = judge_input(&trace, &spec.name, &stats, a.strict, true) {
+    let mut verdict = judge_input(&trace, &spec.name, &stats, a.strict, true).map(|_| ());
+    if let (Ok(()), Some(o)) = (&verdict, &judged)
+        && let Some(why) = o.insufficient.first()
+    {
+        for w in &o.insufficient[1..] {
+            eprintln!("ccreplay: error: {w}");
+        }
+        verdict = Err(Failure {
+            code: 2,
+            message: format!("not enough to judge the sender: {why}"),
+            hint: Some("docs/observed.md says what a capture must hold".to_string()),
+        });
+    }
+    if let Err(f) = verdict {
         if let Some(j) = &a.junit {
             let name = format!("{} / {}", trace.name(), spec.name);
             let mut suite = Suite::not_compared(&name, "replay", &f.message, false);
@@ -183,13 +233,23 @@ pub(crate) fn run(a: DiffArgs) -> Result<u8, Failure> {
         tolerances: a.tolerances.clone(),
         state,
     };
-    let mut report = diff::diff(&reference, &other, &opts);
-    if !report.ok() {
-        let evs = replay::divergence_events(&trace, &report, 3);
-        diff::attach_events(&mut report, 3, evs);
-    }
+    let report = match &mut judged {
+        Some(o) => std::mem::take(&mut o.report),
+        None => {
+            let mut report = diff::diff(&reference, &other, &opts);
+            if !report.ok() {
+                let evs = replay::divergence_events(&trace, &report, 3);
+                diff::attach_events(&mut report, 3, evs);
+            }
+            report
+        }
+    };
     let text = format!(
-        "{}{}: {}\n",
+        "{}{}{}: {}\n",
+        judged
+            .as_ref()
+            .map(|o| ccreplay::observe::render_header(&o.allowances, &o.tap, &o.facts))
+            .unwrap_or_default(),
         diff::render_text(&report, "reference", other_name),
         trace.capture.display(),
         account.line()
@@ -200,6 +260,9 @@ pub(crate) fn run(a: DiffArgs) -> Result<u8, Failure> {
             let mut j = diff::render_json(&report);
             if let Some(o) = j.as_object_mut() {
                 o.insert("accounting".to_string(), account.json());
+                if let Some(ob) = &judged {
+                    o.insert("observed".to_string(), ccreplay::observe::render_json(ob));
+                }
             }
             outln!("{j}")
         }

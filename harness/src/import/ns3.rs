@@ -2104,6 +2104,7 @@ pub fn import(opts: &Options) -> Result<Summary, ImportError> {
                     }
                 )),
             },
+            observed: Default::default(),
         };
         let path = opts.out.join(format!("{}.toml", g.stem));
         staged.push((path.clone(), stage_manifest(&path, &m)?));

@@ -329,6 +329,7 @@ fn manifest_text(
             seed: Some(cfg.seed),
             notes: Some(notes(sc, cfg, tap, metrics)),
         },
+        observed: Default::default(),
     };
     let body = toml::to_string(&m).map_err(|e| SimError::Manifest {
         stem: stem.into(),

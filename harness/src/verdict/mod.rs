@@ -309,6 +309,19 @@ pub fn likely_cause(trace: &Trace, r: &ExtractReport) -> (String, String) {
         );
     }
     if biggest == damaged {
+        // Frames cut short by the capture's snapshot length read as malformed in any dialect.
+        if r.snaplen_short * 2 > damaged {
+            return (
+                format!(
+                    "{} of the {} RoCEv2 packets were cut by the capture's snapshot length before \
+                     the headers congestion control reads (BTH, INT, AETH)",
+                    n(r.snaplen_short),
+                    n(r.roce)
+                ),
+                "capture whole frames (tcpdump -s 0), or at least past the INT stack and the AETH"
+                    .to_string(),
+            );
+        }
         if let Some((what, fix)) = dialect_hint(trace) {
             return (what, fix);
         }

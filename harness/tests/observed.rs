@@ -1,0 +1,461 @@
+//! `--dut observed` (issue 15): a sender judged by what it put on the wire.
+//!
+//! Hand-computed cases on tests/fixtures/observed/ (make_observed.py: one DCQCN flow on a
+//! 10 Gbps link, 1,058-byte frames — 846.4 ns each at line rate), the default allowances
+//! (reaction 5 µs, burst 8,192 B, rate ±2 %, timing 200 ns, resolution measured):
+//! - `paced`: frames every 846.4 ns, the line rate the reference keeps (no CNP): conformant.
+//! - `slow`: frames every 1,000 ns. The deficit at the lowest allowed rate (9.8 Gbps) grows by
+//!   9.8e9 × 1,000 ns / 8 − 1,058 = 167 B per gap. Every timestamp is a whole µs, so the
+//!   measured resolution is 1,000 ns and the bound is 8,192 + 9.8e9 × 2 × (1,000 + 200) ns / 8
+//!   = 11,132 B: first exceeded after 67 gaps (11,189 B, 57 B over), at packet 67 = tx_data #67.
+//!   With `--allow resolution=1ns` the bound is 8,192 + 9.8e9 × 402 ns / 8 = 8,684.45 B:
+//!   after 53 gaps (8,851 B), tx_data #53.
+//! - `cnp`: paced, and a CNP 100 ns after packet 10 (t = 8,564 ns): the reference cuts to
+//!   5 Gbps (DCQCN-3 with alpha = 1). The old rate stays allowed until the previous packet is
+//!   5 µs past the CNP: packet 17 (t = 14,389 ns) is the first that far, so packet 18 is the
+//!   first judged at 5.1 Gbps (5 × 1.02): its theoretical time runs 1,058 × 8 / 5.1 Gbps =
+//!   1,659.6 ns per packet while the sender keeps 846.4 ns — 813.2 ns earlier per packet. The
+//!   bound is 8,192 × 8 / 5.1 Gbps + 2 × 201 ns = 13,252.2 ns: 16 packets make 13,011 ns,
+//!   17 make 13,824 ns (572 ns over) — packet 18 + 16 = 34, which is event #35 (the CNP is
+//!   event #11 of the flow).
+
+mod common;
+
+use common::{repo, run as ccreplay};
+
+fn fixture(name: &str) -> String {
+    repo()
+        .join(format!("tests/fixtures/observed/{name}.toml"))
+        .display()
+        .to_string()
+}
+
+fn diff(name: &str, extra: &[&str]) -> (i32, String, String) {
+    let f = fixture(name);
+    let mut args = vec!["diff", f.as_str(), "--dut", "observed"];
+    args.extend_from_slice(extra);
+    ccreplay(&repo(), &args)
+}
+
+#[test]
+fn a_sender_at_the_reference_rate_conforms() {
+    let (code, out, err) = diff("paced", &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("flow 0: 80 data packets"), "{out}");
+    assert!(out.contains("CONFORMANT"), "{out}");
+}
+
+#[test]
+fn a_slow_sender_is_caught_where_its_deficit_passes_the_bound() {
+    let (code, out, err) = diff("slow", &[]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("resolution 1000 ns (measured)"), "{out}");
+    assert!(out.contains("caused by tx_data #67:"), "{out}");
+    assert!(out.contains("too_slow: 57 bytes short"), "{out}");
+    assert!(out.contains("≥ 9800000000 bps"), "{out}");
+    let (code, out, _) = diff("slow", &["--allow", "resolution=1ns"]);
+    assert_eq!(code, 1);
+    assert!(out.contains("caused by tx_data #53:"), "{out}");
+    // 167 × 53 − 8,684.45 = 166.55
+    assert!(out.contains("too_slow: 167 bytes short"), "{out}");
+}
+
+#[test]
+fn a_sender_that_ignores_a_cnp_is_too_fast_once_the_reaction_allowance_is_spent() {
+    let (code, out, err) = diff("cnp", &[]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("caused by tx_data #35:"), "{out}");
+    assert!(out.contains("too_fast: 572 ns early"), "{out}");
+    assert!(out.contains("≤ 5100000000 bps"), "{out}");
+    assert!(
+        out.contains("decided_by       reference rx_cnp #11"),
+        "{out}"
+    );
+    // A firmware allowed 20 µs to react: packet 34 (28,778 ns) is the first 20 µs past the
+    // CNP (28,564 ns), so packet 35 is the first judged at 5.1 Gbps, and the 17th early one
+    // from it is packet 51 (event #52).
+    let (code, out, _) = diff("cnp", &["--allow", "reaction=20us"]);
+    assert_eq!(code, 1);
+    assert!(out.contains("caused by tx_data #52:"), "{out}");
+    // A burst allowance of 16 KiB: 16,384 × 8 / 5.1 Gbps + 402 = 26,102.4 ns, passed by the
+    // 33rd early packet (26,835.6 ns): packet 18 + 32 = 50, event #51.
+    let (code, out, _) = diff("cnp", &["--allow", "burst=16KiB"]);
+    assert_eq!(code, 1);
+    assert!(out.contains("caused by tx_data #51:"), "{out}");
+}
+
+#[test]
+fn allowances_come_from_the_manifest_and_the_command_line_overrides() {
+    let dir = std::env::temp_dir().join(format!("ccreplay-observed-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = repo().join("tests/fixtures/observed");
+    std::fs::copy(src.join("slow.pcap"), dir.join("slow.pcap")).unwrap();
+    let manifest = std::fs::read_to_string(src.join("slow.toml")).unwrap();
+    std::fs::write(
+        dir.join("slow.toml"),
+        format!("{manifest}\n[observed]\nresolution = \"1ns\"\n"),
+    )
+    .unwrap();
+    let (code, out, _) = ccreplay(&dir, &["diff", "slow.toml", "--dut", "observed"]);
+    assert_eq!(code, 1);
+    assert!(out.contains("caused by tx_data #53:"), "{out}");
+    let (_, out, _) = ccreplay(
+        &dir,
+        &[
+            "diff",
+            "slow.toml",
+            "--dut",
+            "observed",
+            "--allow",
+            "resolution=1us",
+        ],
+    );
+    assert!(out.contains("caused by tx_data #67:"), "{out}");
+    // A misspelt allowance is refused with the names, never ignored.
+    let (code, _, err) = ccreplay(
+        &dir,
+        &[
+            "diff",
+            "slow.toml",
+            "--dut",
+            "observed",
+            "--allow",
+            "latency=1us",
+        ],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("unknown allowance `latency`"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The bundled sender captures come from `ccreplay sim`, whose NICs apply the reference's
+/// decisions exactly: each conforms with the default allowances.
+#[test]
+fn every_bundled_sender_capture_conforms() {
+    for (trace, model) in [
+        ("roce_dcqcn", "dcqcn"),
+        ("hpcc_dumbbell", "hpcc"),
+        ("hpcc_chain", "hpcc"),
+        ("fncc_dumbbell", "fncc"),
+        ("rcc_sender", "rcc-sender"),
+    ] {
+        let t = repo().join(format!("traces/{trace}.toml"));
+        let (code, out, err) = ccreplay(
+            &repo(),
+            &[
+                "diff",
+                t.to_str().unwrap(),
+                "--model",
+                model,
+                "--dut",
+                "observed",
+            ],
+        );
+        assert_eq!(code, 0, "{trace}: {out}{err}");
+        assert!(out.contains("CONFORMANT"), "{trace}: {out}");
+    }
+}
+
+#[test]
+fn a_receiver_capture_or_a_receiver_model_is_not_judged_by_transmit_times() {
+    let t = repo().join("traces/rcc_receiver.toml");
+    let (code, _, err) = ccreplay(&repo(), &["diff", t.to_str().unwrap(), "--dut", "observed"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--dut wire"), "{err}");
+    // A sender's capture, replayed through a model that decides no rate nor window.
+    let dir = std::env::temp_dir().join(format!("ccreplay-observed-np-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = repo().join("tests/fixtures/observed");
+    std::fs::copy(src.join("paced.pcap"), dir.join("paced.pcap")).unwrap();
+    let manifest = std::fs::read_to_string(src.join("paced.toml")).unwrap();
+    std::fs::write(
+        dir.join("paced.toml"),
+        format!("{manifest}\n[[models]]\nname = \"dcqcn-np\"\n"),
+    )
+    .unwrap();
+    let (code, _, err) = ccreplay(
+        &dir,
+        &[
+            "diff",
+            "paced.toml",
+            "--model",
+            "dcqcn-np",
+            "--dut",
+            "observed",
+        ],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("decides no sending rate or window"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+// ---------------------------------------------------------------------------------------
+// Captures in the forms real capture tools write (issue 15.4), made from the bundled HPCC
+// sender capture: what a verdict needs, and a clear error where the capture holds too little.
+// ---------------------------------------------------------------------------------------
+
+use ccreplay_codecs::capture::{CaptureReader, PcapWriter};
+
+/// (time, frame, is the host's own frame) of every record of the bundled HPCC sender capture.
+fn hpcc_records() -> Vec<(u64, Vec<u8>, bool)> {
+    let mut r = CaptureReader::open(repo().join("traces/hpcc_dumbbell.pcap")).unwrap();
+    let mut v = Vec::new();
+    while let Some(rec) = r.next_record() {
+        let rec = rec.unwrap();
+        // IPv4 source at bytes 26..30: the tapped host is 10.0.0.1.
+        let own = rec.data.get(26..30) == Some(&[10, 0, 0, 1][..]);
+        v.push((rec.ts_ns, rec.data.to_vec(), own));
+    }
+    v
+}
+
+/// A folder holding `hpcc.pcap[ng]` (written by `write`) and the bundled manifest pointing at
+/// it, with `edit` applied to the manifest text.
+fn derived(
+    tag: &str,
+    ext: &str,
+    write: impl FnOnce(&std::path::Path),
+    edit: impl Fn(String) -> String,
+) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("ccreplay-observed-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    write(&dir.join(format!("hpcc.{ext}")));
+    let m = std::fs::read_to_string(repo().join("traces/hpcc_dumbbell.toml")).unwrap();
+    let m = m.replace(
+        "capture = \"hpcc_dumbbell.pcap\"",
+        &format!("capture = \"hpcc.{ext}\""),
+    );
+    std::fs::write(dir.join("hpcc.toml"), edit(m)).unwrap();
+    dir
+}
+
+fn judge(dir: &std::path::Path) -> (i32, String, String) {
+    ccreplay(dir, &["diff", "hpcc.toml", "--dut", "observed"])
+}
+
+/// A minimal little-endian pcapng: one section, `ifaces` Ethernet interfaces with their
+/// `if_tsresol` (6 = µs, 9 = ns), Enhanced Packet Blocks (interface, time ns, frame).
+fn pcapng(path: &std::path::Path, ifaces: &[u8], records: &[(u32, u64, &[u8])]) {
+    fn block(out: &mut Vec<u8>, kind: u32, body: &[u8]) {
+        let len = (12 + body.len()) as u32;
+        out.extend_from_slice(&kind.to_le_bytes());
+        out.extend_from_slice(&len.to_le_bytes());
+        out.extend_from_slice(body);
+        out.extend_from_slice(&len.to_le_bytes());
+    }
+    let mut out = Vec::new();
+    let mut shb = Vec::new();
+    shb.extend_from_slice(&0x1A2B_3C4Du32.to_le_bytes());
+    shb.extend_from_slice(&1u16.to_le_bytes());
+    shb.extend_from_slice(&0u16.to_le_bytes());
+    shb.extend_from_slice(&(-1i64).to_le_bytes());
+    block(&mut out, 0x0A0D_0D0A, &shb);
+    for &res in ifaces {
+        let mut idb = Vec::new();
+        idb.extend_from_slice(&1u16.to_le_bytes()); // LINKTYPE_ETHERNET
+        idb.extend_from_slice(&0u16.to_le_bytes());
+        idb.extend_from_slice(&262_144u32.to_le_bytes());
+        // if_tsresol (9), 1 byte, padded to 4; opt_endofopt.
+        idb.extend_from_slice(&[9, 0, 1, 0, res, 0, 0, 0, 0, 0, 0, 0]);
+        block(&mut out, 1, &idb);
+    }
+    for &(iface, ts_ns, data) in records {
+        let unit = 10u64.pow(9 - u32::from(ifaces[iface as usize]));
+        let raw = ts_ns / unit;
+        let mut epb = Vec::new();
+        epb.extend_from_slice(&iface.to_le_bytes());
+        epb.extend_from_slice(&((raw >> 32) as u32).to_le_bytes());
+        epb.extend_from_slice(&(raw as u32).to_le_bytes());
+        epb.extend_from_slice(&(data.len() as u32).to_le_bytes());
+        epb.extend_from_slice(&(data.len() as u32).to_le_bytes());
+        epb.extend_from_slice(data);
+        epb.resize(epb.len().div_ceil(4) * 4, 0);
+        block(&mut out, 6, &epb);
+    }
+    std::fs::write(path, out).unwrap();
+}
+
+#[test]
+fn a_microsecond_pcap_conforms_with_its_resolution_measured() {
+    let dir = derived(
+        "us",
+        "pcap",
+        |p| {
+            let mut w = PcapWriter::microsecond(std::fs::File::create(p).unwrap()).unwrap();
+            for (t, f, _) in hpcc_records() {
+                w.write(t / 1000 * 1000, &f).unwrap();
+            }
+            w.flush().unwrap();
+        },
+        |m| m,
+    );
+    let (code, out, err) = judge(&dir);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("resolution 1000 ns (measured)"), "{out}");
+    // A base RTT below the resolution: transmit times cannot show a reaction — no verdict.
+    let dir2 = derived(
+        "us-rtt",
+        "pcap",
+        |p| std::fs::copy(dir.join("hpcc.pcap"), p).map(drop).unwrap(),
+        |m| {
+            let at = m.find("base_rtt_ns = ").unwrap();
+            let end = at + m[at..].find('\n').unwrap();
+            format!("{}base_rtt_ns = 900{}", &m[..at], &m[end..])
+        },
+    );
+    let (code, out, err) = judge(&dir2);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(out.starts_with("ERROR: not enough to judge the sender: timestamps resolve 1000 ns, coarser than the base RTT of 900 ns"), "{out}");
+    assert!(!out.contains("CONFORMANT"), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&dir2);
+}
+
+#[test]
+fn pcapng_interfaces_keep_their_own_resolution_and_the_coarsest_bounds_the_error() {
+    // Transmitted frames on interface 0 in µs, received on interface 1 in ns: a mirror of
+    // each direction, as a two-port capture card writes them.
+    let recs = hpcc_records();
+    let dir = derived(
+        "ng",
+        "pcapng",
+        |p| {
+            let rows: Vec<(u32, u64, &[u8])> = recs
+                .iter()
+                .map(|(t, f, own)| (u32::from(!own), *t, f.as_slice()))
+                .collect();
+            pcapng(p, &[6, 9], &rows);
+        },
+        |m| m,
+    );
+    let (code, out, err) = judge(&dir);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("resolution 1000 ns (measured)"), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_capture_of_one_direction_or_cut_by_the_snaplen_gives_no_verdict() {
+    // The data direction only: HPCC's window needs the ACKs.
+    let recs = hpcc_records();
+    let dir = derived(
+        "oneway",
+        "pcap",
+        |p| {
+            let mut w = PcapWriter::new(std::fs::File::create(p).unwrap()).unwrap();
+            for (t, f, own) in &recs {
+                if *own {
+                    w.write(*t, f).unwrap();
+                }
+            }
+            w.flush().unwrap();
+        },
+        |m| m,
+    );
+    let (code, out, err) = judge(&dir);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        out.contains("flow 0: 685 data packets but no ACK seen"),
+        "{out}"
+    );
+    assert!(out.contains("mirror both directions"), "{out}");
+    // Both directions, cut at 70 bytes: the ACKs' INT (after Ethernet 14 + IPv4 20 + UDP 8)
+    // is lost, so are the ACKs.
+    let dir2 = derived(
+        "snap",
+        "pcap",
+        |p| {
+            let mut w = PcapWriter::new(std::fs::File::create(p).unwrap()).unwrap();
+            for (t, f, _) in &recs {
+                let cut = f.len().min(70);
+                w.write_truncated(*t, &f[..cut], f.len() as u32).unwrap();
+            }
+            w.flush().unwrap();
+        },
+        |m| m,
+    );
+    let (code, out, err) = judge(&dir2);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(!out.contains("CONFORMANT"), "{out}");
+    let all = format!("{out}{err}");
+    assert!(all.contains("snapshot length"), "{all}");
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&dir2);
+}
+
+#[test]
+fn check_judges_each_sender_capture_against_its_first_rate_or_window_model() {
+    let (code, out, err) = ccreplay(&repo(), &["check", "--dut", "observed"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("5 of 5 judged trace/model pairs conform"),
+        "{out}"
+    );
+    assert!(
+        out.contains("n/a  rcc_receiver / rcc-receiver: not judged"),
+        "{out}"
+    );
+    assert!(
+        out.contains("n/a  roce_dcqcn / dcqcn-nic: not judged"),
+        "{out}"
+    );
+    // The fixtures: the paced sender conforms, the slow one and the one ignoring a CNP do not.
+    let dir = repo().join("tests/fixtures/observed");
+    let junit = std::env::temp_dir().join(format!("ccreplay-observed-{}.xml", std::process::id()));
+    let (code, out, _) = ccreplay(
+        &repo(),
+        &[
+            "check",
+            dir.to_str().unwrap(),
+            "--dut",
+            "observed",
+            "--junit",
+            junit.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("1 of 3 judged trace/model pairs conform"),
+        "{out}"
+    );
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert_eq!(xml.matches("<failure").count(), 2, "{xml}");
+    assert!(xml.contains("paced / dcqcn / observed"), "{xml}");
+    let _ = std::fs::remove_file(&junit);
+    // A folder with no sender capture judges nothing: an error, never a pass.
+    let (code, _, err) = ccreplay(
+        &repo(),
+        &[
+            "check",
+            repo().join("traces/rcc_receiver.toml").to_str().unwrap(),
+            "--dut",
+            "observed",
+        ],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("nothing judged"), "{err}");
+}
+
+/// The bundled DCQCN capture's NIC ran the paper's DCQCN (`dcqcn`); after the same CNPs the
+/// firmware variant (`dcqcn-nic`, docs/models/) keeps a higher rate, so against it the same
+/// NIC sends too slowly — a NIC built to one variant is told apart from the other.
+#[test]
+fn a_sender_running_another_variant_is_caught() {
+    let t = repo().join("traces/roce_dcqcn.toml");
+    let (code, out, err) = ccreplay(
+        &repo(),
+        &[
+            "diff",
+            t.to_str().unwrap(),
+            "--model",
+            "dcqcn-nic",
+            "--dut",
+            "observed",
+        ],
+    );
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("too_slow"), "{out}");
+}
