@@ -734,6 +734,35 @@ fn writer_link_type_and_file_round_trip() {
     ));
 }
 
+#[test]
+fn microsecond_writer_round_trip() {
+    // 1_700_000_000_123_456_789 ns is 1_700_000_000 s + 123_456 µs + 789 ns: the µs file keeps
+    // 123_456 in the fraction field, and both readers give 1_700_000_000_123_456_000 ns.
+    let mut w = PcapWriter::microsecond(Vec::new()).unwrap();
+    assert!(!w.is_nanosecond());
+    w.write(1_700_000_000_123_456_789, &[0x11; 60]).unwrap();
+    w.write(999, &[0x22; 60]).unwrap();
+    let bytes = w.into_inner().unwrap();
+    // Microsecond magic a1b2c3d4 little-endian, version 2.4.
+    assert_eq!(&bytes[0..8], &[0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0]);
+    assert_eq!(&bytes[28..32], &123_456u32.to_le_bytes());
+    let mut ours = CaptureReader::from_slice(&bytes).unwrap();
+    assert!(matches!(
+        ours.format(),
+        ccreplay_codecs::capture::CaptureFormat::Pcap {
+            nanosecond: false,
+            ..
+        }
+    ));
+    let mut theirs = pcap_file::pcap::PcapReader::new(&bytes[..]).unwrap();
+    for want in [1_700_000_000_123_456_000u64, 0] {
+        assert_eq!(ours.next_record().unwrap().unwrap().ts_ns, want);
+        let p = theirs.next_packet().unwrap().unwrap();
+        assert_eq!(p.timestamp.as_nanos(), u128::from(want));
+    }
+    assert!(PcapWriter::new(Vec::new()).unwrap().is_nanosecond());
+}
+
 /// xorshift64*: a fixed pseudo-random sequence, so failures reproduce.
 struct Rng(u64);
 

@@ -308,7 +308,10 @@ impl Judge {
                 let gap = (t - p.t) as f64;
                 let others = (used_before - p.link_used).max(0.0);
                 let paused = (paused - p.paused) as f64;
-                let could = (gap - others - paused - f.blocked_ns as f64).max(0.0);
+                // Not clamped at 0: with coarse timestamps a gap can read shorter than the
+                // other frames it held, and the sum over gaps must still telescope to the
+                // true elapsed time (the deficit's floor bounds it).
+                let could = gap - others - paused - f.blocked_ns as f64;
                 f.deficit = (f.deficit + r_lo * could / 8.0 / NS_PER_S - bytes)
                     .max(-(allow.burst_bytes as f64));
                 let allowed = allow.burst_bytes as f64 + r_lo * slack_ns / 8.0 / NS_PER_S;

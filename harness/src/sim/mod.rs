@@ -2,7 +2,8 @@
 //! `ccreplay_reference_cc::net` and write what it produced (docs/sim.md):
 //!
 //! - `STEM.pcap` per `[[taps]]` entry — every frame in or out of the host's NIC, written with
-//!   the codecs' writers (real headers, valid ICRC, 802.1Qbb pause frames);
+//!   the codecs' writers (real headers, valid ICRC, 802.1Qbb pause frames), with the tap's
+//!   imperfections if it has any (timestamp resolution and jitter, lost frames: `TapOut`);
 //! - `STEM.toml`, its manifest (docs/manifest.md), so `ccreplay replay` / `check` take it;
 //! - `metrics.json` (docs/metrics.md).
 //!
@@ -20,6 +21,7 @@ use ccreplay_codecs::capture::{CaptureError, PcapWriter};
 use ccreplay_codecs::frame::EmitError;
 use ccreplay_reference_cc::Decision;
 use ccreplay_reference_cc::dcqcn::NicParams;
+use ccreplay_reference_cc::dcqcn::cp::SplitMix64;
 use ccreplay_reference_cc::net::{
     Cc, Metrics, NetConfig, NetError, Network, Packet, RunResult, TapSink,
 };
@@ -114,7 +116,8 @@ pub struct Capture {
     /// The manifest text.
     pub manifest: String,
     /// The decisions of the model the manifest names first (the one that drove the loop),
-    /// in the order the model made them.
+    /// in the order the model made them. With a `[device]` bug: those of the model as the
+    /// buggy NIC ran it (the manifest still names the correct model).
     pub decisions: Vec<Decision>,
 }
 
@@ -136,10 +139,84 @@ pub fn bundled(name: &str) -> Result<Scenario, SimError> {
     Scenario::parse(text)
 }
 
+/// Seed offsets of a tap's generators (`ts_jitter_ns`, `drop_ppm`): "TAPJ" and "TAPD", so
+/// they are streams of their own, apart from the engine's.
+const JITTER_STREAM: u64 = 0x5441_504A << 32;
+const DROP_STREAM: u64 = 0x5441_5044 << 32;
+
+/// `x` (uniform in 0..2^64) scaled to `0..n`.
+#[inline]
+fn below(x: u64, n: u64) -> u64 {
+    ((u128::from(x) * u128::from(n)) >> 64) as u64
+}
+
+/// The capture of one `[[taps]]` entry as its tap records it: with `ts_resolution_ns`,
+/// `ts_jitter_ns` and `drop_ppm` at their defaults, every frame at its exact time.
+///
+/// Per frame, in order: the drop generator draws (a frame is lost when the draw, scaled to
+/// 0..10^6, is below `drop_ppm`); a kept frame's time gets the jitter generator's offset
+/// (scaled to `0..=ts_jitter_ns`), is raised to the previous kept frame's jittered time if
+/// below it, and is floored to a multiple of `ts_resolution_ns` (absolute ns). The generators
+/// are SplitMix64 seeded from the scenario seed, the entry's index and a stream constant, so
+/// the same seed loses the same frames whatever the jitter.
+struct TapOut {
+    writer: PcapWriter<Vec<u8>>,
+    packets: u64,
+    resolution_ns: u64,
+    jitter_ns: u64,
+    drop_ppm: u32,
+    jitter: SplitMix64,
+    drop: SplitMix64,
+    /// The last kept frame's jittered time, ns.
+    last_ns: u64,
+}
+
+impl TapOut {
+    fn new(t: &TapSpec, seed: u64, entry: usize) -> Result<Self, SimError> {
+        let out = Vec::with_capacity(1 << 20);
+        let writer = if t.ts_resolution_ns.is_multiple_of(1000) {
+            PcapWriter::microsecond(out)?
+        } else {
+            PcapWriter::new(out)?
+        };
+        let e = entry as u64;
+        Ok(TapOut {
+            writer,
+            packets: 0,
+            resolution_ns: t.ts_resolution_ns.max(1),
+            jitter_ns: t.ts_jitter_ns,
+            drop_ppm: t.drop_ppm,
+            jitter: SplitMix64::new(seed ^ JITTER_STREAM ^ e),
+            drop: SplitMix64::new(seed ^ DROP_STREAM ^ e),
+            last_ns: 0,
+        })
+    }
+
+    fn record(&mut self, t_ns: u64, frame: &[u8]) -> Result<(), NetError> {
+        if self.drop_ppm > 0 && below(self.drop.next_u64(), 1_000_000) < u64::from(self.drop_ppm) {
+            return Ok(());
+        }
+        let mut t = t_ns;
+        if self.jitter_ns > 0 {
+            t = t.saturating_add(below(self.jitter.next_u64(), self.jitter_ns + 1));
+            t = t.max(self.last_ns);
+            self.last_ns = t;
+        }
+        t -= t % self.resolution_ns;
+        self.writer
+            .write(t, frame)
+            .map_err(|e| NetError::Tap(e.to_string()))?;
+        self.packets += 1;
+        Ok(())
+    }
+}
+
 struct Taps<'a> {
     framer: Framer,
-    writers: Vec<PcapWriter<Vec<u8>>>,
-    packets: Vec<u64>,
+    /// Per `[[taps]]` entry.
+    outs: Vec<TapOut>,
+    /// Per tapped host (the engine's tap index): its entries.
+    entries: Vec<Vec<usize>>,
     progress: &'a mut dyn FnMut(u64),
 }
 
@@ -149,10 +226,9 @@ impl TapSink for Taps<'_> {
             .framer
             .frame(pkt)
             .map_err(|e| NetError::Tap(e.to_string()))?;
-        self.writers[tap]
-            .write(t_ns, bytes)
-            .map_err(|e| NetError::Tap(e.to_string()))?;
-        self.packets[tap] += 1;
+        for &i in &self.entries[tap] {
+            self.outs[i].record(t_ns, bytes)?;
+        }
         Ok(())
     }
 
@@ -172,23 +248,33 @@ pub fn simulate(
     let net = Network::new(&cfg)?;
     let base_rtt_ns = net.base_rtt_ns();
     let host_cc: Vec<Cc> = cfg.taps.iter().map(|&h| net.host_cc(h)).collect();
+    // The engine's tap index of each entry (entries on one host share it).
+    let tap_of: Vec<usize> = sc
+        .taps
+        .iter()
+        .map(|t| {
+            let node = cfg.topology.node_id(&t.host).unwrap_or(0);
+            cfg.taps.iter().position(|&n| n == node).unwrap_or(0)
+        })
+        .collect();
+    let mut entries = vec![Vec::new(); cfg.taps.len()];
+    for (i, &ti) in tap_of.iter().enumerate() {
+        entries[ti].push(i);
+    }
     let mut taps = Taps {
         framer: Framer::new(&cfg),
-        writers: (0..cfg.taps.len())
-            .map(|_| PcapWriter::new(Vec::with_capacity(1 << 20)))
+        outs: sc
+            .taps
+            .iter()
+            .enumerate()
+            .map(|(i, t)| TapOut::new(t, cfg.seed, i))
             .collect::<Result<_, _>>()?,
-        packets: vec![0; cfg.taps.len()],
+        entries,
         progress,
     };
     let run: RunResult = net.run(&mut taps)?;
-    let mut pcaps: Vec<Option<Vec<u8>>> = Vec::new();
-    for w in taps.writers {
-        pcaps.push(Some(w.into_inner()?));
-    }
     let mut captures = Vec::new();
-    for t in &sc.taps {
-        let node = cfg.topology.node_id(&t.host).unwrap_or(0);
-        let ti = cfg.taps.iter().position(|&n| n == node).unwrap_or(0);
+    for ((t, out), &ti) in sc.taps.iter().zip(taps.outs).zip(&tap_of) {
         let tr = &run.taps[ti];
         let manifest = manifest_text(
             sc,
@@ -200,20 +286,11 @@ pub fn simulate(
             tr,
             &run.metrics,
         )?;
-        let pcap = match pcaps[ti].take() {
-            Some(p) => p,
-            // A second tap entry on the same host shares its capture.
-            None => captures
-                .iter()
-                .find(|c: &&Capture| c.stem.as_str() == t.stem.as_str())
-                .map(|c| c.pcap.clone())
-                .unwrap_or_default(),
-        };
         captures.push(Capture {
             stem: t.stem.clone(),
             point: t.point,
-            pcap,
-            packets: taps.packets[ti],
+            packets: out.packets,
+            pcap: out.writer.into_inner()?,
             manifest,
             decisions: match t.point {
                 TapPoint::Sender => tr.sender_decisions.clone(),

@@ -4,8 +4,9 @@ use std::path::Path;
 
 use ccreplay_reference_cc::dcqcn::cp::RedParams;
 use ccreplay_reference_cc::dcqcn::{NicParams, NpParams, RpParams};
+use ccreplay_reference_cc::net::device::{DEFAULT_ALPHA_G, DEFAULT_IGNORE_CNP_NS};
 use ccreplay_reference_cc::net::{
-    Cc, FlowSpec, NetConfig, NodeId, PfcConfig, SwitchConfig, Topology,
+    Cc, DeviceConfig, FlowSpec, NetConfig, NicBug, NodeId, PfcConfig, SwitchConfig, Topology,
 };
 use ccreplay_reference_cc::rcc::{ReceiverParams, SenderParams};
 use ccreplay_reference_cc::{fncc, hpcc};
@@ -43,6 +44,9 @@ pub struct Scenario {
     /// Switch settings.
     #[serde(default)]
     pub switch: SwitchSpec,
+    /// The sender NIC of every host (default: the ideal NIC).
+    #[serde(default)]
+    pub device: DeviceSpec,
     /// Model parameters (names as in docs/models/; network values are filled in).
     #[serde(default)]
     pub params: toml::Table,
@@ -262,6 +266,84 @@ fn default_quanta() -> u16 {
     0xFFFF
 }
 
+/// `[device]`: the sender NIC of every host, its hardware and its bugs (docs/sim.md "NIC
+/// hardware and bugs"). Every key absent is the ideal NIC.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeviceSpec {
+    /// Significant bits of the programmed rate (0 = exact).
+    #[serde(default)]
+    pub rate_mantissa_bits: u32,
+    /// Batch scheduling: frame bytes a flow sends back to back per pacer release (0 = off).
+    #[serde(default)]
+    pub burst_bytes: u32,
+    /// Latency from a sender decision to its effect, ns (0 = at once).
+    #[serde(default)]
+    pub reaction_ns: u64,
+    /// A NIC bug ([`NicBug::NAMES`]).
+    #[serde(default)]
+    pub bug: Option<String>,
+    /// `ignore-cnp`: the window after a CNP in which further CNPs are ignored, ns
+    /// (default 100 000).
+    #[serde(default)]
+    pub ignore_cnp_ns: Option<u64>,
+    /// `alpha-gain`: the gain `g` the NIC uses (default 1/16).
+    #[serde(default)]
+    pub alpha_g: Option<f64>,
+}
+
+impl DeviceSpec {
+    /// The engine's device for a `model` scenario: the bug named, its keys, and whether it
+    /// applies to the model, checked.
+    pub fn to_config(&self, cc: &Cc) -> Result<DeviceConfig, SimError> {
+        let e = |m: String| SimError::Scenario(m);
+        let names = || {
+            NicBug::NAMES
+                .iter()
+                .map(|(n, _)| *n)
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let bug = match self.bug.as_deref() {
+            None => None,
+            Some(name) => Some(NicBug::from_name(name).ok_or_else(|| {
+                e(format!(
+                    "device.bug = \"{name}\": unknown bug; use one of {}",
+                    names()
+                ))
+            })?),
+        };
+        let bug = match bug {
+            Some(NicBug::IgnoreCnp { .. }) => Some(NicBug::IgnoreCnp {
+                ignore_cnp_ns: self.ignore_cnp_ns.unwrap_or(DEFAULT_IGNORE_CNP_NS),
+            }),
+            Some(NicBug::AlphaGain { .. }) => Some(NicBug::AlphaGain {
+                alpha_g: self.alpha_g.unwrap_or(DEFAULT_ALPHA_G),
+            }),
+            b => b,
+        };
+        let given = bug.as_ref().map_or("none", NicBug::name);
+        if self.ignore_cnp_ns.is_some() && given != "ignore-cnp" {
+            return Err(e(format!(
+                "device.ignore_cnp_ns is a key of bug = \"ignore-cnp\" (the bug is {given})"
+            )));
+        }
+        if self.alpha_g.is_some() && given != "alpha-gain" {
+            return Err(e(format!(
+                "device.alpha_g is a key of bug = \"alpha-gain\" (the bug is {given})"
+            )));
+        }
+        let d = DeviceConfig {
+            rate_mantissa_bits: self.rate_mantissa_bits,
+            burst_bytes: self.burst_bytes,
+            reaction_ns: self.reaction_ns,
+            bug,
+        };
+        d.validate(cc).map_err(e)?;
+        Ok(d)
+    }
+}
+
 /// One `[[flows]]` entry. `src` may name a range of hosts, `"h0..h15"`: one flow from each.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -300,6 +382,55 @@ pub struct TapSpec {
     pub point: TapPoint,
     /// File stem of `STEM.pcap` and `STEM.toml`.
     pub stem: String,
+    /// Timestamps are floored to this many ns (default 1); a multiple of 1000 writes a
+    /// microsecond pcap.
+    #[serde(default = "default_resolution")]
+    pub ts_resolution_ns: u64,
+    /// Each timestamp gets a seeded uniform offset in `[0, ts_jitter_ns]` before flooring
+    /// (default 0), clamped so that the file's times never go back.
+    #[serde(default)]
+    pub ts_jitter_ns: u64,
+    /// Each frame is left out of the capture with this probability per million (seeded;
+    /// default 0). Only the capture loses it.
+    #[serde(default)]
+    pub drop_ppm: u32,
+}
+
+fn default_resolution() -> u64 {
+    1
+}
+
+/// The largest `ts_resolution_ns` and `ts_jitter_ns`: 1 s.
+const MAX_TAP_NS: u64 = 1_000_000_000;
+
+impl TapSpec {
+    /// True when the capture is exact (no imperfection key set).
+    pub fn is_exact(&self) -> bool {
+        self.ts_resolution_ns == 1 && self.ts_jitter_ns == 0 && self.drop_ppm == 0
+    }
+
+    fn check(&self) -> Result<(), SimError> {
+        let e = |m: String| Err(SimError::Scenario(format!("tap {}: {m}", self.stem)));
+        if !(1..=MAX_TAP_NS).contains(&self.ts_resolution_ns) {
+            return e(format!(
+                "ts_resolution_ns = {}: must be in 1..=10^9 ns",
+                self.ts_resolution_ns
+            ));
+        }
+        if self.ts_jitter_ns > MAX_TAP_NS {
+            return e(format!(
+                "ts_jitter_ns = {}: must be at most 10^9 ns",
+                self.ts_jitter_ns
+            ));
+        }
+        if self.drop_ppm > 1_000_000 {
+            return e(format!(
+                "drop_ppm = {}: must be at most 1_000_000",
+                self.drop_ppm
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// The text of a scenario error.
@@ -356,7 +487,7 @@ impl Scenario {
                 t.stem
             )));
         }
-        Ok(())
+        self.taps.iter().try_for_each(TapSpec::check)
     }
 
     /// Read and parse a scenario file.
@@ -405,7 +536,8 @@ impl Scenario {
         }
         if file_err.is_some() {
             // The file is wrong without the overrides: the error as without them.
-            Self::parse(text)?.model_params()?;
+            let s = Self::parse(text)?;
+            s.device.to_config(&s.model_params()?.cc)?;
         }
         let given: Vec<&str> = sets.iter().map(|o| o.text.as_str()).collect();
         Err(SimError::Scenario(format!(
@@ -420,7 +552,8 @@ impl Scenario {
             .try_into()
             .map_err(|e: toml::de::Error| SimError::Scenario(e.message().trim().to_string()))?;
         s.check_stems()?;
-        s.model_params()?;
+        let mp = s.model_params()?;
+        s.device.to_config(&mp.cc)?;
         Ok(s)
     }
 
@@ -558,6 +691,7 @@ impl Scenario {
             base_rtt_ns: self.base_rtt_ns,
             sample_interval_ns: self.sample_interval_ns,
             taps,
+            device: self.device.to_config(&mp.cc)?,
         };
         Ok((cfg, mp))
     }

@@ -1,8 +1,9 @@
 //! The event loop (docs/sim.md "Event order").
 //!
 //! Events are small `Copy` values in a binary heap ordered by (time ps, class, sequence):
-//! at one instant model timers run first (C-5), then packet and port events in the order they
-//! were scheduled, then retransmission timeouts, then NIC wake-ups, then metric samples.
+//! at one instant model timers run first (C-5), then sender decisions that take effect late
+//! (`[device]` `reaction_ns`), then packet and port events in the order they were scheduled,
+//! then retransmission timeouts, then NIC wake-ups, then metric samples.
 //! Packets live in a slab (`Vec<Packet>` + free list) and travel as `u32` handles, so the loop
 //! allocates nothing per packet once the queues have grown.
 
@@ -22,7 +23,9 @@ use super::packet::{
     WRITE_MIDDLE, WRITE_ONLY, frame_len,
 };
 use super::topology::{NodeId, NodeKind, PortMap, Routes, port_map};
-use super::{Cc, EPOCH_NS, NetConfig, NetError, PS_PER_NS, RunResult, TapRun, TapSink, ser_ps};
+use super::{
+    Cc, EPOCH_NS, NetConfig, NetError, PS_PER_NS, RunResult, TapRun, TapSink, device, ser_ps,
+};
 use crate::dcqcn::cp::{SplitMix64, UniformSource, should_mark};
 use crate::dcqcn::{Np, NpParams, Rp, RpParams};
 use crate::event::AckInfo;
@@ -39,10 +42,11 @@ const NONE: u64 = u64::MAX;
 
 /// Event classes: the order of events at one instant.
 const CLASS_TIMER: u64 = 0;
-const CLASS_PACKET: u64 = 1;
-const CLASS_RTO: u64 = 2;
-const CLASS_NIC: u64 = 3;
-const CLASS_SAMPLE: u64 = 4;
+const CLASS_APPLY: u64 = 1;
+const CLASS_PACKET: u64 = 2;
+const CLASS_RTO: u64 = 3;
+const CLASS_NIC: u64 = 4;
+const CLASS_SAMPLE: u64 = 5;
 
 #[derive(Clone, Copy, Debug)]
 enum Ev {
@@ -60,6 +64,8 @@ enum Ev {
     NicWake { host: u32 },
     /// Re-send XOFF on `port` if its ingress is still above XON.
     PfcRefresh { port: u32 },
+    /// Apply the oldest delayed sender decision (`Network::delayed`).
+    Apply,
     /// Take a metrics sample.
     Sample,
 }
@@ -228,6 +234,10 @@ struct HostState {
     rx_flows: Vec<u32>,
     timer_at: [u64; 2],
     wake_at: u64,
+    /// Batch scheduling (`burst_bytes`): the flow whose batch is under way (`u32::MAX`: none)
+    /// and the frame bytes it has sent in it.
+    batch_flow: u32,
+    batch_bytes: u64,
     tap: Option<usize>,
     sender_decisions: Vec<Decision>,
     receiver_decisions: Vec<Decision>,
@@ -342,6 +352,9 @@ pub struct Network {
     slot: Vec<u32>,
     port_base: Vec<u32>,
     scratch: Vec<Decision>,
+    /// Sender decisions waiting to take effect (`reaction_ns`): flow, rate, window, in the
+    /// order they take effect (one delay for all, so FIFO).
+    delayed: VecDeque<(u32, Option<u64>, Option<u64>)>,
     sample_ps: u64,
     sample_times: Vec<u64>,
     drops: u64,
@@ -398,6 +411,7 @@ impl Network {
         {
             return err("PFC: xon_bytes must be <= xoff_bytes and pause_quanta > 0".into());
         }
+        cfg.device.validate(&cfg.cc).map_err(NetError::Config)?;
         let dialect = cfg.cc.dialect();
         let n_nodes = topo.nodes.len();
         let pm: PortMap = port_map(topo);
@@ -541,6 +555,8 @@ impl Network {
                 rx_flows: Vec::new(),
                 timer_at: [NONE; 2],
                 wake_at: NONE,
+                batch_flow: u32::MAX,
+                batch_bytes: 0,
                 tap: cfg.taps.iter().position(|&t| t == h),
                 sender_decisions: Vec::new(),
                 receiver_decisions: Vec::new(),
@@ -617,6 +633,7 @@ impl Network {
             slot,
             port_base,
             scratch: Vec::with_capacity(16),
+            delayed: VecDeque::new(),
             sample_ps: cfg.sample_interval_ns * PS_PER_NS,
             sample_times: Vec::new(),
             drops: 0,
@@ -637,10 +654,11 @@ impl Network {
             let (s, r, w0, r0) = net.build_models(net.hosts[h].node)?;
             if sends {
                 net.hosts[h].sender = s;
+                let r0 = net.cfg.device.program_rate(r0.max(1));
                 for &fi in &net.hosts[h].tx_flows {
                     let f = &mut net.flows[fi as usize];
                     f.window_bytes = w0;
-                    f.rate_bps = r0.max(1);
+                    f.rate_bps = r0;
                 }
             }
             if receives {
@@ -696,7 +714,8 @@ impl Network {
 
     /// The parameters the models of `host` run with (network values from the topology:
     /// `line_rate_bps` is the host's link rate — for the RCC receiver and the DCQCN NP too,
-    /// their last hop — and `base_rtt_ns` is [`Network::base_rtt_ns`]).
+    /// their last hop — and `base_rtt_ns` is [`Network::base_rtt_ns`]). These are the
+    /// scenario's parameters: a `[device]` bug's parameter change is not in them.
     pub fn host_cc(&self, host: NodeId) -> Cc {
         let line = self
             .slot
@@ -747,9 +766,27 @@ impl Network {
         }
     }
 
+    /// The models of `host`, its sender model as the NIC runs it (`[device]` bug).
     fn build_models(&self, host: NodeId) -> Result<HostModels, NetError> {
+        let (s, r, w0, r0) = self.plain_models(host)?;
+        let Some(bug) = &self.cfg.device.bug else {
+            return Ok((s, r, w0, r0));
+        };
+        let start = device::Start {
+            window_bytes: w0,
+            rate_bps: r0.max(1),
+        };
+        let s = s.map(|m| bug.wrap(m, start, self.base_rtt_ns));
+        Ok((s, r, w0, r0))
+    }
+
+    /// The models of `host`, unwrapped (with a DCQCN bug's parameter change).
+    fn plain_models(&self, host: NodeId) -> Result<HostModels, NetError> {
         Ok(match self.host_cc(host) {
-            Cc::Dcqcn { rp, np } => {
+            Cc::Dcqcn { mut rp, np } => {
+                if let Some(bug) = &self.cfg.device.bug {
+                    bug.adjust_rp(&mut rp);
+                }
                 let line = rp.line_rate_bps;
                 (
                     Some(Box::new(Rp::new(rp).map_err(bad("dcqcn"))?)),
@@ -864,6 +901,7 @@ impl Network {
                         }
                     }
                 }
+                Ev::Apply => self.apply_delayed(sink)?,
                 Ev::Sample => self.sample(),
             }
         }
@@ -969,23 +1007,42 @@ impl Network {
         self.try_start(port, sink)
     }
 
+    /// The sender model's decisions in `scratch`: the flows' rates and windows, now or, with
+    /// `[device]` `reaction_ns`, that much later.
     fn apply_sender_decisions(&mut self, h: usize) {
+        let dev = &self.cfg.device;
         let host = &mut self.hosts[h];
+        let mut delayed = 0;
         for d in &self.scratch {
             let Some(&fi) = host.tx_flows.get(d.flow as usize) else {
                 continue;
             };
-            let f = &mut self.flows[fi as usize];
-            if let Some(r) = d.outputs.rate_bps {
-                f.rate_bps = r.max(1);
-            }
-            if let Some(w) = d.outputs.window_bytes {
-                f.window_bytes = Some(w);
+            let (rate, window) = (d.outputs.rate_bps, d.outputs.window_bytes);
+            if dev.reaction_ns == 0 {
+                set_flow(&mut self.flows[fi as usize], rate, window, dev);
+            } else if rate.is_some() || window.is_some() {
+                self.delayed.push_back((fi, rate, window));
+                delayed += 1;
             }
         }
         if host.tap.is_some() {
             host.sender_decisions.extend_from_slice(&self.scratch);
         }
+        let t = self.now + self.cfg.device.reaction_ns * PS_PER_NS;
+        for _ in 0..delayed {
+            self.schedule(t, CLASS_APPLY, Ev::Apply);
+        }
+    }
+
+    /// The oldest delayed decision takes effect (`reaction_ns` after the model made it).
+    fn apply_delayed(&mut self, sink: &mut dyn TapSink) -> Result<(), NetError> {
+        let Some((fi, rate, window)) = self.delayed.pop_front() else {
+            return Ok(());
+        };
+        let f = &mut self.flows[fi as usize];
+        set_flow(f, rate, window, &self.cfg.device);
+        let port = self.hosts[f.src_host as usize].port;
+        self.try_start(port, sink)
     }
 
     /// The receiver model's decisions in `scratch`: CNPs to send now (DCQCN-2), and the ACK
@@ -1173,19 +1230,31 @@ impl Network {
 
     /// The NIC of host slot `h` picks the flow whose pacer released earliest (ties: lowest
     /// sender flow id) among those that may send, and sends its next packet now; or wakes up
-    /// when the first pacer releases.
+    /// when the first pacer releases. With `[device]` `burst_bytes`, a flow's batch under way
+    /// goes first, whatever its pacer says.
     fn host_send(&mut self, h: u32, port: u32, sink: &mut dyn TapSink) -> Result<(), NetError> {
         let mtu = self.cfg.mtu_bytes;
         let now = self.now;
         let mut best: Option<(u64, u32)> = None;
-        for &fi in &self.hosts[h as usize].tx_flows {
-            let f = &self.flows[fi as usize];
-            if !f.can_send(mtu) {
-                continue;
+        // Batch scheduling: a batch under way goes on while its flow may send.
+        let batch = self.hosts[h as usize].batch_flow;
+        if batch != u32::MAX {
+            if self.flows[batch as usize].can_send(mtu) {
+                best = Some((now, batch));
+            } else {
+                self.hosts[h as usize].batch_flow = u32::MAX;
             }
-            let release = f.pace_ps.max(f.start_ps);
-            if best.is_none_or(|(r, _)| release < r) {
-                best = Some((release, fi));
+        }
+        if best.is_none() {
+            for &fi in &self.hosts[h as usize].tx_flows {
+                let f = &self.flows[fi as usize];
+                if !f.can_send(mtu) {
+                    continue;
+                }
+                let release = f.pace_ps.max(f.start_ps);
+                if best.is_none_or(|(r, _)| release < r) {
+                    best = Some((release, fi));
+                }
             }
         }
         let Some((release, fi)) = best else {
@@ -1231,6 +1300,23 @@ impl Network {
         f.pace_ps = f.pace_ps.max(now) + ser_ps(pkt.wire_bytes, f.rate_bps);
         if f.rto_ps == NONE {
             self.set_rto(fi, now + rto);
+        }
+        let burst = u64::from(self.cfg.device.burst_bytes);
+        if burst > 0 {
+            // The batch goes on until it holds `burst_bytes`; a new one starts with this frame
+            // when the flow was not the one batching.
+            let host = &mut self.hosts[h as usize];
+            let before = if host.batch_flow == fi {
+                host.batch_bytes
+            } else {
+                0
+            };
+            let sent = before + u64::from(pkt.wire_bytes);
+            (host.batch_flow, host.batch_bytes) = if sent >= burst {
+                (u32::MAX, 0)
+            } else {
+                (fi, sent)
+            };
         }
         let id = self.alloc(pkt);
         self.transmit(port, id)
@@ -1597,6 +1683,18 @@ impl Network {
             jain_index: jain,
         };
         RunResult { taps, metrics }
+    }
+}
+
+/// Program a flow's rate limiter and window with a decision's outputs (the limiter keeps
+/// `rate_mantissa_bits` of the rate).
+#[inline]
+fn set_flow(f: &mut FlowState, rate: Option<u64>, window: Option<u64>, dev: &device::DeviceConfig) {
+    if let Some(r) = rate {
+        f.rate_bps = dev.program_rate(r.max(1));
+    }
+    if let Some(w) = window {
+        f.window_bytes = Some(w);
     }
 }
 

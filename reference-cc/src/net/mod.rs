@@ -25,6 +25,7 @@
 //! assert_eq!(run.metrics.drops, 0);
 //! ```
 
+pub mod device;
 mod engine;
 pub mod metrics;
 pub mod packet;
@@ -37,6 +38,7 @@ use crate::dcqcn::{NpParams, RpParams};
 use crate::rcc::{ReceiverParams, SenderParams};
 use crate::{Decision, ParamError, fncc, hpcc};
 
+pub use device::{DeviceConfig, NicBug, floor_rate};
 pub use engine::Network;
 pub use metrics::Metrics;
 pub use packet::{Packet, PacketKind, frame_len};
@@ -204,11 +206,13 @@ pub struct NetConfig {
     /// Hosts whose NIC is tapped: the sink gets every frame in or out of them, and their
     /// models' decisions are recorded.
     pub taps: Vec<NodeId>,
+    /// The sender NIC of every host: hardware behaviours and bugs (default: the ideal NIC).
+    pub device: DeviceConfig,
 }
 
 impl NetConfig {
     /// A config with the defaults: seed 0, 1 ms, 1000-byte MTU, RTO 1 ms, 1 µs samples,
-    /// [`SwitchConfig::default`], no flows and no taps.
+    /// [`SwitchConfig::default`], no flows, no taps and the ideal NIC.
     pub fn new(name: impl Into<String>, topology: Topology, cc: Cc) -> Self {
         NetConfig {
             name: name.into(),
@@ -223,6 +227,7 @@ impl NetConfig {
             base_rtt_ns: None,
             sample_interval_ns: 1_000,
             taps: Vec::new(),
+            device: DeviceConfig::default(),
         }
     }
 }
@@ -263,7 +268,8 @@ pub struct TapRun {
     /// Scenario flow ids the host receives, in its receiver model's flow-id order (first data
     /// packet in).
     pub receiver_flows: Vec<u32>,
-    /// Every decision of the host's sender model, in order.
+    /// Every decision of the host's sender model, in order (with a `[device]` bug: of the
+    /// model as the buggy NIC runs it, [`NicBug::wrap`]).
     pub sender_decisions: Vec<Decision>,
     /// Every decision of the host's receiver model, in order.
     pub receiver_decisions: Vec<Decision>,
