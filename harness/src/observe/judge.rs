@@ -115,6 +115,111 @@ struct FlowJudge {
     first: Option<Violation>,
     by_check: [u64; 3],
     largest: [(f64, f64); 3],
+    reaction: Reactions,
+}
+
+/// A reference rate step the sender has not yet been seen to follow.
+#[derive(Clone, Copy, Debug)]
+struct Step {
+    t: u64,
+    old: f64,
+    new: f64,
+}
+
+/// After a reaction: the rate the sender settles to over its next [`SETTLE_GAPS`] gaps.
+#[derive(Clone, Copy, Debug)]
+struct Settle {
+    new: f64,
+    t0: u64,
+    bytes: f64,
+    gaps: u32,
+}
+
+/// The reaction estimator (docs/observed.md "Estimators"): for each step of the reference's
+/// rate by [`STEP`] or more, the delay until the sender's spacing crossed the midpoint of the
+/// old and new rates, and the rate it then kept, relative to the new one.
+#[derive(Clone, Debug, Default)]
+struct Reactions {
+    pending: Option<Step>,
+    settle: Option<Settle>,
+    steps: u64,
+    delays_ns: Vec<u64>,
+    settled: Vec<f64>,
+}
+
+/// A rate change this large (relative) is a step whose reaction is measured.
+const STEP: f64 = 0.1;
+/// Gaps over which the settled rate is measured.
+const SETTLE_GAPS: u32 = 8;
+
+impl Reactions {
+    fn decision(&mut self, t: u64, old: f64, new: f64) {
+        if old > 0.0 && (new - old).abs() / old >= STEP {
+            self.steps += 1;
+            self.pending = Some(Step { t, old, new });
+            self.settle = None;
+        }
+    }
+
+    /// A gap of `bytes` frame bytes from `start` to `end`.
+    fn gap(&mut self, start: u64, end: u64, bytes: f64) {
+        if end <= start {
+            return;
+        }
+        if let Some(st) = &mut self.settle {
+            st.bytes += bytes;
+            st.gaps += 1;
+            if st.gaps == SETTLE_GAPS {
+                let rate = st.bytes * 8.0 * NS_PER_S / (end - st.t0) as f64;
+                self.settled.push(rate / st.new);
+                self.settle = None;
+            }
+        }
+        let Some(step) = self.pending else { return };
+        if start < step.t {
+            return;
+        }
+        let rate = bytes * 8.0 * NS_PER_S / (end - start) as f64;
+        let mid = (step.old + step.new) / 2.0;
+        if (step.new < step.old && rate < mid) || (step.new > step.old && rate > mid) {
+            self.delays_ns.push(start - step.t);
+            self.pending = None;
+            self.settle = Some(Settle {
+                new: step.new,
+                t0: start,
+                bytes: 0.0,
+                gaps: 0,
+            });
+            // This gap is the first at the new rate: it counts towards the settled one.
+            self.gap(start, end, bytes);
+        }
+    }
+}
+
+/// Reactions of one flow to the reference's rate steps.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ReactionFacts {
+    /// Steps of the reference's rate by 10 % or more.
+    pub steps: u64,
+    /// Delay from each step to the first packet spaced by the new rate (past the midpoint of
+    /// the old and new), ns, sorted; steps the sender never followed (window- or link-bound,
+    /// or superseded by the next step) have none.
+    pub delays_ns: Vec<u64>,
+    /// The rate kept over the next 8 gaps after each reaction, relative to the new rate,
+    /// sorted.
+    pub settled: Vec<f64>,
+}
+
+impl ReactionFacts {
+    /// The median delay, ns.
+    pub fn median_delay_ns(&self) -> Option<u64> {
+        self.delays_ns.get(self.delays_ns.len() / 2).copied()
+    }
+
+    /// The median settled rate relative to the new rate.
+    pub fn median_settled(&self) -> Option<f64> {
+        self.settled.get(self.settled.len() / 2).copied()
+    }
 }
 
 /// The judge of one capture's sender.
@@ -189,6 +294,7 @@ impl Judge {
         let &(_, r0, w0) = f.hist.back().expect("hist starts non-empty");
         let r = rate.map_or(r0, |r| r as f64);
         let w = window.unwrap_or(w0);
+        f.reaction.decision(d.t_ns, r0, r);
         f.hist.push_back((d.t_ns, r, w));
         f.last_decision = Some(*d);
         f.update_blocked();
@@ -352,6 +458,9 @@ impl Judge {
                 f.pending = Some(v);
             }
         }
+        if let Some(p) = f.prev {
+            f.reaction.gap(p.t, t, f64::from(p.frame) + lost_bytes);
+        }
         f.outstanding.push_back((psn, payload));
         f.inflight += u64::from(payload);
         f.last_payload = payload;
@@ -429,6 +538,18 @@ impl Judge {
                     decisions: f.decisions,
                     lost: f.lost,
                     by_check: f.by_check,
+                    reactions: {
+                        let r = std::mem::take(&mut f.reaction);
+                        let mut delays_ns = r.delays_ns;
+                        delays_ns.sort_unstable();
+                        let mut settled = r.settled;
+                        settled.sort_unstable_by(f64::total_cmp);
+                        ReactionFacts {
+                            steps: r.steps,
+                            delays_ns,
+                            settled,
+                        }
+                    },
                 },
             ));
         }
@@ -437,7 +558,7 @@ impl Judge {
 }
 
 /// What a flow's judgement rested on.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct FlowFacts {
     /// Data packets judged.
     pub packets: u64,
@@ -449,6 +570,8 @@ pub struct FlowFacts {
     pub lost: u64,
     /// Failed checks: too fast, too slow, window.
     pub by_check: [u64; 3],
+    /// How the sender followed the reference's rate steps.
+    pub reactions: ReactionFacts,
 }
 
 impl FlowJudge {
@@ -627,5 +750,36 @@ fn divergence(flow: u32, v: &Violation) -> Divergence {
         })),
         fields,
         events: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // 1,058-byte frames: 846.4 ns at 10 Gbps, 1,692.8 ns at 5 Gbps. The reference halves the
+    // rate at 1,000 ns. The gap from 0 began before the step; the gap from 1,100 after it, but
+    // at 10 Gbps, above the 7.5 Gbps midpoint; the gap from 1,946 is the first at 5 Gbps:
+    // delay 946 ns. It and the next 7 settle at 1,058 × 8 × 8 / (8 × 1,693) ns = 4.9988 Gbps:
+    // 0.99976 of the new rate.
+    #[test]
+    fn reaction_delay_and_settled_rate() {
+        let mut r = Reactions::default();
+        r.decision(1_000, 10e9, 5e9);
+        r.gap(0, 846, 1058.0);
+        r.gap(1_100, 1_946, 1058.0);
+        assert!(r.delays_ns.is_empty());
+        let mut t = 1_946;
+        for _ in 0..9 {
+            r.gap(t, t + 1_693, 1058.0);
+            t += 1_693;
+        }
+        assert_eq!(r.delays_ns, vec![946]);
+        assert_eq!(r.settled.len(), 1);
+        let want = 1058.0 * 8.0 * 8.0 / (8.0 * 1693.0) * 1e9 / 5e9;
+        assert!((r.settled[0] - want).abs() < 1e-12, "{}", r.settled[0]);
+        // A step under 10 % is no step.
+        r.decision(20_000, 5e9, 5.4e9);
+        assert_eq!(r.steps, 1);
     }
 }

@@ -323,6 +323,25 @@ pub fn render_header(a: &Allowances, tap: &TapFacts, facts: &[FlowFacts]) -> Str
                 "; failed: {fast} too fast, {slow} too slow, {win} window"
             );
         }
+        let r = &f.reactions;
+        if r.steps > 0 {
+            let _ = write!(
+                s,
+                "\n    {} reference rate steps of 10 % or more, {} followed",
+                r.steps,
+                r.delays_ns.len()
+            );
+            if let (Some(d), Some(max), Some(level)) =
+                (r.median_delay_ns(), r.delays_ns.last(), r.median_settled())
+            {
+                let _ = write!(
+                    s,
+                    ": reaction delay median {d} ns, max {max} ns; settled at {:.1} % of the \
+                     new rate (median)",
+                    level * 100.0
+                );
+            }
+        }
         s.push('\n');
     }
     s
@@ -353,6 +372,13 @@ pub fn render_json(o: &Observed) -> serde_json::Value {
                 "too_fast": f.by_check[0],
                 "too_slow": f.by_check[1],
                 "window": f.by_check[2],
+                "reactions": {
+                    "rate_steps": f.reactions.steps,
+                    "followed": f.reactions.delays_ns.len(),
+                    "delay_ns_median": f.reactions.median_delay_ns(),
+                    "delay_ns_max": f.reactions.delays_ns.last(),
+                    "settled_ratio_median": f.reactions.median_settled(),
+                },
             })
         }).collect::<Vec<_>>(),
     })
