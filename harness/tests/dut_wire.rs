@@ -155,3 +155,192 @@ fn the_ack_turnaround_is_not_judged() {
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("CONFORMANT: 4 flows, 1374 decisions"), "{out}");
 }
+
+// ---------------------------------------------------------------------------------------
+// DCQCN's notification point (issue 15.5): the receiver NIC's CNPs are its decisions. The
+// receiver tap of scenarios/observed/dcqcn_sender.toml (N = 20 µs, marks every few µs).
+// ---------------------------------------------------------------------------------------
+
+/// Simulate the DCQCN scenario into a fresh folder; its receiver capture's manifest.
+fn np_capture(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("ccreplay-np-{}-{tag}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let sc = repo().join("scenarios/observed/dcqcn_sender.toml");
+    let (code, out, err) = ccreplay(
+        &repo(),
+        &[
+            "sim",
+            sc.to_str().unwrap(),
+            "--out",
+            dir.to_str().unwrap(),
+            "-q",
+        ],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    dir.join("dcqcn_receiver.toml")
+}
+
+fn np_diff(manifest: &std::path::Path) -> (i32, String, String) {
+    ccreplay(
+        &repo(),
+        &[
+            "diff",
+            manifest.to_str().unwrap(),
+            "--model",
+            "dcqcn-np",
+            "--dut",
+            "wire",
+        ],
+    )
+}
+
+/// (missing, extra) decisions of the JSON report, and the DUT's timer names.
+fn np_counts(manifest: &std::path::Path) -> (u64, u64, String) {
+    let (_, out, _) = ccreplay(
+        &repo(),
+        &[
+            "diff",
+            manifest.to_str().unwrap(),
+            "--model",
+            "dcqcn-np",
+            "--dut",
+            "wire",
+            "--format",
+            "json",
+        ],
+    );
+    let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+    (
+        j["missing"].as_u64().unwrap(),
+        j["extra"].as_u64().unwrap(),
+        out,
+    )
+}
+
+/// The CNPs' records (frame offset, length): the receiver's frames with BTH opcode 0x81
+/// (Ethernet 14 + IPv4 20 + UDP 8: the opcode is byte 42).
+fn cnps(pcap: &[u8]) -> Vec<(usize, usize)> {
+    records(pcap)
+        .into_iter()
+        .filter(|&(at, len)| len > 42 && pcap[at + 42] == 0x81)
+        .collect()
+}
+
+/// The same capture with `edit` applied to its records: (time, frame) in, records out (in
+/// time order).
+fn rewrite(pcap_path: &std::path::Path, edit: impl Fn(Vec<(u64, Vec<u8>)>) -> Vec<(u64, Vec<u8>)>) {
+    let pcap = std::fs::read(pcap_path).unwrap();
+    let mut recs: Vec<(u64, Vec<u8>)> = records(&pcap)
+        .into_iter()
+        .map(|(at, len)| {
+            let h = at - 16;
+            let s = u64::from(u32::from_le_bytes(pcap[h..h + 4].try_into().unwrap()));
+            let ns = u64::from(u32::from_le_bytes(pcap[h + 4..h + 8].try_into().unwrap()));
+            (s * 1_000_000_000 + ns, pcap[at..at + len].to_vec())
+        })
+        .collect();
+    recs = edit(recs);
+    recs.sort_by_key(|r| r.0);
+    let mut w =
+        ccreplay_codecs::capture::PcapWriter::new(std::fs::File::create(pcap_path).unwrap())
+            .unwrap();
+    for (t, f) in recs {
+        w.write(t, &f).unwrap();
+    }
+    w.flush().unwrap();
+}
+
+#[test]
+fn the_notification_points_cnps_conform_and_their_pacing_is_judged() {
+    let m = np_capture("ok");
+    let (code, out, err) = np_diff(&m);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("CONFORMANT"), "{out}");
+    let n = cnps(&std::fs::read(m.with_extension("pcap")).unwrap()).len();
+    assert!(n >= 30, "{n} CNPs");
+
+    // The reference told N = 40 µs: the NIC's 20-µs pacing sends CNPs inside its intervals.
+    let text = std::fs::read_to_string(&m).unwrap();
+    assert!(text.contains("min_time_between_cnps = 20"), "{text}");
+    std::fs::write(
+        &m,
+        text.replace("min_time_between_cnps = 20", "min_time_between_cnps = 40"),
+    )
+    .unwrap();
+    let (code, out, _) = np_diff(&m);
+    assert_eq!(code, 1, "{out}");
+    let (_, extra, json) = np_counts(&m);
+    assert!(extra > 0, "{json}");
+    // N = 10 µs: the NIC sends fewer CNPs than the reference — missing ones.
+    std::fs::write(
+        &m,
+        text.replace("min_time_between_cnps = 20", "min_time_between_cnps = 10"),
+    )
+    .unwrap();
+    let (code, out, _) = np_diff(&m);
+    assert_eq!(code, 1, "{out}");
+    let (missing, _, json) = np_counts(&m);
+    assert!(missing > 0, "{json}");
+    let _ = std::fs::remove_dir_all(m.parent().unwrap());
+}
+
+#[test]
+fn a_cnp_the_nic_did_not_send_is_missing_and_a_slow_response_is_late() {
+    let m = np_capture("drop");
+    let pcap = m.with_extension("pcap");
+    // The 10th CNP never sent.
+    rewrite(&pcap, |recs| {
+        let mut k = 0;
+        recs.into_iter()
+            .filter(|(_, f)| {
+                let cnp = f.len() > 42 && f[42] == 0x81;
+                k += usize::from(cnp);
+                !(cnp && k == 10)
+            })
+            .collect()
+    });
+    let (code, out, _) = np_diff(&m);
+    assert_eq!(code, 1, "{out}");
+    let (missing, _, json) = np_counts(&m);
+    assert!(missing > 0, "{json}");
+    let _ = std::fs::remove_dir_all(m.parent().unwrap());
+
+    // Every CNP 2 µs later: within the 5 µs response allowance, conformant.
+    let m = np_capture("late2");
+    rewrite(&m.with_extension("pcap"), |recs| {
+        recs.into_iter()
+            .map(|(t, f)| {
+                (
+                    if f.len() > 42 && f[42] == 0x81 {
+                        t + 2_000
+                    } else {
+                        t
+                    },
+                    f,
+                )
+            })
+            .collect()
+    });
+    let (code, out, err) = np_diff(&m);
+    assert_eq!(code, 0, "{out}{err}");
+    let _ = std::fs::remove_dir_all(m.parent().unwrap());
+    // 8 µs later: past the allowance — the NP answered too late.
+    let m = np_capture("late8");
+    rewrite(&m.with_extension("pcap"), |recs| {
+        recs.into_iter()
+            .map(|(t, f)| {
+                (
+                    if f.len() > 42 && f[42] == 0x81 {
+                        t + 8_000
+                    } else {
+                        t
+                    },
+                    f,
+                )
+            })
+            .collect()
+    });
+    let (code, out, _) = np_diff(&m);
+    assert_eq!(code, 1, "{out}");
+    let _ = std::fs::remove_dir_all(m.parent().unwrap());
+}
