@@ -144,3 +144,63 @@ fn stale_window_is_within_the_default_allowances() {
         "hpcc stale-window, default allowances",
     );
 }
+
+/// PFC on (XOFF at 12 KB of a port's ingress, 1,000-quanta pauses): the switch pauses the
+/// tapped DCQCN sender on every seed, the pause frames are in its capture, and the paused time
+/// is not judged slow — the sender conforms on every seed. Without its pause frames (a capture
+/// filtered to RoCEv2) the same sender is judged too slow: the pauses are what excuse it.
+#[test]
+fn pfc_pauses_in_the_capture_excuse_a_paused_sender() {
+    let pfc = [
+        "switch.pfc.xoff_bytes=12000",
+        "switch.pfc.xon_bytes=8000",
+        "switch.pfc.pause_quanta=1000",
+    ];
+    let r = sweep(DCQCN.0, DCQCN.1, &pfc, &[]);
+    assert_all(&r, Expect::Conforms, "dcqcn with PFC");
+    for (seed, _, out) in &r {
+        assert!(
+            out.contains("PFC frames paused the sender"),
+            "seed {seed}: {out}"
+        );
+    }
+    // Seed 3 without its pause frames (EtherType 0x8808 at bytes 12..14).
+    let dir = std::env::temp_dir().join(format!("ccreplay-sweep-pfc-strip-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let sc = repo().join(DCQCN.0);
+    let mut args = vec![
+        "sim",
+        sc.to_str().unwrap(),
+        "--out",
+        dir.to_str().unwrap(),
+        "-q",
+        "--set",
+        "seed=3",
+    ];
+    for s in &pfc {
+        args.extend(["--set", s]);
+    }
+    assert_eq!(ccreplay(&repo(), &args).0, 0);
+    let pcap = dir.join("dcqcn_sender.pcap");
+    let data = std::fs::read(&pcap).unwrap();
+    let mut kept = data[..24].to_vec();
+    let mut at = 24;
+    let mut stripped = 0;
+    while at + 16 <= data.len() {
+        let len = u32::from_le_bytes(data[at + 8..at + 12].try_into().unwrap()) as usize;
+        let frame = &data[at + 16..at + 16 + len];
+        if frame[12..14] == [0x88, 0x08] {
+            stripped += 1;
+        } else {
+            kept.extend_from_slice(&data[at..at + 16 + len]);
+        }
+        at += 16 + len;
+    }
+    assert!(stripped > 0);
+    std::fs::write(&pcap, kept).unwrap();
+    let m = dir.join("dcqcn_sender.toml");
+    let (code, out, _) = ccreplay(&repo(), &["diff", m.to_str().unwrap(), "--dut", "observed"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("too_slow"), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
