@@ -459,3 +459,37 @@ fn a_sender_running_another_variant_is_caught() {
     assert_eq!(code, 1, "{out}{err}");
     assert!(out.contains("too_slow"), "{out}");
 }
+
+/// `report diff --dut observed`: per flow the observed rate against the reference's, and a
+/// tick at each CNP the reference reacted to — the capture's 32 CNPs (its accounting) over
+/// the three flows.
+#[test]
+fn the_html_report_charts_observed_against_reference_with_the_feedback_marked() {
+    let out = std::env::temp_dir().join(format!("ccreplay-observed-{}.html", std::process::id()));
+    let t = repo().join("traces/roce_dcqcn.toml");
+    let (code, o, e) = ccreplay(
+        &repo(),
+        &[
+            "report",
+            "diff",
+            t.to_str().unwrap(),
+            "--dut",
+            "observed",
+            "-o",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 0, "{o}{e}");
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert!(html.contains("observed rate"), "legend");
+    assert!(html.contains("reference rate"), "legend");
+    let ticks: u64 = html
+        .match_indices("feedback events (CNP, NAK): ")
+        .map(|(at, m)| {
+            let rest = &html[at + m.len()..];
+            rest[..rest.find('<').unwrap()].parse::<u64>().unwrap()
+        })
+        .sum();
+    assert_eq!(ticks, 32);
+    let _ = std::fs::remove_file(&out);
+}

@@ -162,6 +162,9 @@ pub struct Chart {
     pub panels: Vec<Panel>,
     /// Vertical markers, across every panel.
     pub markers: Vec<Marker>,
+    /// Feedback events (x positions: the CNPs and NAKs a reference decision answered): short
+    /// ticks at the foot of every panel.
+    pub ticks: Vec<f64>,
 }
 
 /// Height of the header (caption and legend), px.
@@ -387,6 +390,7 @@ pub fn render_from(chart: &Chart, x_min: f64) -> Result<String, String> {
     let fx = move |v: &f64| format!("{v:.x_dec$}");
     // Marker x in px and each panel's (top, bottom) in px.
     let mut marker_px: Vec<i32> = vec![0; chart.markers.len()];
+    let mut tick_px: Vec<i32> = vec![0; chart.ticks.len()];
     let mut spans: Vec<(i32, i32)> = Vec::new();
     {
         let e = |e: DrawingAreaErrorKind<std::io::Error>| e.to_string();
@@ -469,8 +473,28 @@ pub fn render_from(chart: &Chart, x_min: f64) -> Result<String, String> {
             for (m, px) in chart.markers.iter().zip(marker_px.iter_mut()) {
                 *px = ctx.backend_coord(&(m.x.clamp(x_min, x_max), panel.y_hi)).0;
             }
+            for (x, px) in chart.ticks.iter().zip(tick_px.iter_mut()) {
+                *px = ctx.backend_coord(&(x.clamp(x_min, x_max), panel.y_hi)).0;
+            }
         }
         root.present().map_err(e)?;
+    }
+    if !tick_px.is_empty() {
+        let _ = write!(
+            extra,
+            "<g class=\"feedback\"><title>feedback events (CNP, NAK): {}</title>",
+            tick_px.len()
+        );
+        for (_, bottom) in &spans {
+            for px in &tick_px {
+                let _ = write!(
+                    extra,
+                    "<line x1=\"{px}\" y1=\"{}\" x2=\"{px}\" y2=\"{bottom}\" stroke=\"#555555\" stroke-width=\"1\"/>",
+                    bottom - 10
+                );
+            }
+        }
+        extra.push_str("</g>\n");
     }
     for (m, px) in chart.markers.iter().zip(&marker_px) {
         let _ = write!(extra, "<g class=\"divergence\" id=\"{}\">", escape(&m.id));
@@ -603,6 +627,7 @@ mod tests {
                 x: 5.0,
                 label: "first divergence".into(),
             }],
+            ticks: Vec::new(),
         };
         let svg = render(&c).unwrap();
         assert!(svg.starts_with("<svg id=\"x&lt;1&gt;\" class=\"chart\""));

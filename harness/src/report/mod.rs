@@ -146,6 +146,9 @@ pub struct FlowChart {
     pub flow: u32,
     /// One or two quantities (left and right axis).
     pub series: Vec<QuantitySeries>,
+    /// Times (µs since t0) of the feedback the reference reacted to: its decisions on a CNP or
+    /// a NAK (ACKs, one per packet, would cover the axis).
+    pub feedback: Vec<f64>,
 }
 
 /// Names and details shown with a comparison.
@@ -249,7 +252,19 @@ impl Comparison {
                         dut: quantity_points(q, d, t0_ns, x_max_us),
                     })
                     .collect();
-                FlowChart { flow, series }
+                let mut feedback: Vec<f64> = r
+                    .iter()
+                    .filter(|d| {
+                        matches!(d.cause, Cause::Event { kind, .. } if kind == "rx_cnp" || kind == "rx_nak")
+                    })
+                    .map(|d| d.t_ns.saturating_sub(t0_ns) as f64 / 1e3)
+                    .collect();
+                feedback.dedup();
+                FlowChart {
+                    flow,
+                    series,
+                    feedback,
+                }
             })
             .collect();
         Comparison {
@@ -660,6 +675,7 @@ pub fn flow_chart(c: &Comparison, fc: &FlowChart, prefix: &str) -> Result<String
         x_max: c.span_ns as f64 / 1e3,
         panels,
         markers,
+        ticks: fc.feedback.clone(),
     };
     chart::render(&ch)
 }

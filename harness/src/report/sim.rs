@@ -271,6 +271,7 @@ impl SeriesChart<'_> {
                     lines,
                 }],
                 markers: Vec::new(),
+                ticks: Vec::new(),
             },
             x0,
         )?;
@@ -399,6 +400,7 @@ fn jain_chart(m: &Metrics, w: Window) -> Result<Option<String>, String> {
                 }],
             }],
             markers: Vec::new(),
+            ticks: Vec::new(),
         },
         x0,
     )?;
