@@ -15,10 +15,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::dcqcn::flows::{FlowTable, ReactionPoint, Timed, rp_on_event, rp_on_timer};
+use crate::dcqcn::flows::{FlowTable, ReactionPoint, Timed, rp_on_event};
 use crate::dcqcn::increase::{IncreaseConfig, RateState};
 use crate::dcqcn::{check_line_rate, err, rate_mbps_to_bps, time_us_to_ns};
-use crate::event::{Cause, Decision, Event, FlowId, Outputs, State, StateValue};
+use crate::event::{Cause, Decision, Event, EventKind, FlowId, Outputs, State, StateValue};
 use crate::model::{Model, ParamError};
 
 /// Paper-profile parameters (C-7): DCQCN / QCN knob names, units in the docs, defaults from
@@ -251,12 +251,161 @@ fn cut(rc_bps: u64, alpha: f64) -> u64 {
     (rc_bps as f64 * (1.0 - alpha / 2.0)).floor() as u64
 }
 
+/// The rules and branches of DCQCN-3 whose use `coverage()` counts, each named by its row of
+/// docs/models/dcqcn.md (R1-R8, the choices) or its rule (C-3, C-5); docs/conformance.md says
+/// which the bundled trace exercises. Counted once per event or timer firing that exercises
+/// them, observed from the flow's state before and after (so counting cannot change a
+/// decision). The paper profile reads no PSN: no wrap rule.
+pub const COVERAGE: [&str; 25] = [
+    "R8 tx_data before the flow's first CNP: unthrottled, not counted",
+    "R1 first CNP of a flow: cut from line rate",
+    "R1 later CNP: Rt = Rc, cut with the alpha before its update",
+    "R1 CNP moves Rt (Rt != Rc before it)",
+    "R1 CNP within an alpha period: alpha timer restarted",
+    "R1 CNP resets advanced stages",
+    "R1 CNP resets a non-zero byte counter",
+    "C-3 cut floored (Rc (1 - alpha/2) not whole)",
+    "R1 R7 cut clamped to the minimum rate",
+    "R2 alpha timer: K without a CNP",
+    "R2 alpha timer stops at alpha = 0",
+    "C-5 alpha and rate-increase timers due at the same ns",
+    "R3 rate-increase timer expiry",
+    "R3 byte-counter expiry",
+    "R3 byte-counter expiry keeps a remainder (choice 7)",
+    "R3 byte counter expires again on a remainder >= B (choice 7)",
+    "R4 fast recovery by the timer",
+    "R4 fast recovery by the byte counter",
+    "R6 additive increase by the timer",
+    "R6 additive increase by the byte counter",
+    "R5 hyper increase by the timer",
+    "R5 hyper increase by the byte counter",
+    "R5 hyper increase with i >= 2",
+    "R7 Rt clamped at the line rate",
+    "C-3 (Rt + Rc)/2 floored (odd sum)",
+];
+
+/// Indices into [`COVERAGE`].
+mod cov {
+    pub const TX_UNTHROTTLED: usize = 0;
+    pub const FIRST_CNP: usize = 1;
+    pub const LATER_CNP: usize = 2;
+    pub const CNP_MOVES_RT: usize = 3;
+    pub const CNP_IN_ALPHA_PERIOD: usize = 4;
+    pub const CNP_RESETS_STAGES: usize = 5;
+    pub const CNP_RESETS_BYTES: usize = 6;
+    pub const CUT_FLOORED: usize = 7;
+    pub const CUT_MIN_CLAMP: usize = 8;
+    pub const ALPHA_TIMER: usize = 9;
+    pub const ALPHA_STOPS: usize = 10;
+    pub const TIMER_TIE: usize = 11;
+    pub const INCREASE_TIMER: usize = 12;
+    pub const BYTE_EXPIRY: usize = 13;
+    pub const BYTE_KEEPS_REMAINDER: usize = 14;
+    pub const BYTE_REMAINDER_EXPIRES: usize = 15;
+    /// Fast recovery by the timer; + 1: by the byte counter.
+    pub const FAST: usize = 16;
+    /// Additive increase by the timer; + 1: by the byte counter.
+    pub const ADDITIVE: usize = 18;
+    /// Hyper increase by the timer; + 1: by the byte counter.
+    pub const HYPER: usize = 20;
+    pub const HYPER_I2: usize = 22;
+    pub const RT_LINE_CLAMP: usize = 23;
+    pub const HALF_SUM_ODD: usize = 24;
+}
+
+type Covered = [bool; COVERAGE.len()];
+
+/// The increase branches (R4-R7) one increase took, from the rate state before and after it
+/// (`by_bytes`: the byte counter triggered it, else the timer).
+fn covered_increase(
+    cfg: &IncreaseConfig,
+    before: &RateState,
+    after: &RateState,
+    by_bytes: bool,
+    c: &mut Covered,
+) {
+    // The stages after the increase are the advanced stages it was classified on (R3).
+    let hi = after.timer_stage.max(after.byte_stage);
+    let lo = after.timer_stage.min(after.byte_stage);
+    let by = usize::from(by_bytes);
+    let step = if hi < cfg.f {
+        c[cov::FAST + by] = true;
+        0
+    } else if lo > cfg.f {
+        c[cov::HYPER + by] = true;
+        let i = u64::from(lo - cfg.f);
+        c[cov::HYPER_I2] = i >= 2;
+        i.saturating_mul(cfg.hai_bps)
+    } else {
+        c[cov::ADDITIVE + by] = true;
+        cfg.ai_bps
+    };
+    c[cov::RT_LINE_CLAMP] = before.rt_bps.saturating_add(step) > cfg.line_rate_bps;
+    c[cov::HALF_SUM_ODD] = (after.rt_bps ^ before.rc_bps) & 1 == 1;
+}
+
+/// Which of [`COVERAGE`] one `rx_cnp` or `tx_data` exercised.
+fn covered_by_event(cfg: &RpConfig, before: &RpFlow, kind: &EventKind, after: &RpFlow) -> Covered {
+    let mut c = [false; COVERAGE.len()];
+    let b = &before.rate;
+    match *kind {
+        EventKind::RxCnp => {
+            c[cov::FIRST_CNP] = !before.throttled;
+            c[cov::LATER_CNP] = before.throttled;
+            c[cov::CNP_MOVES_RT] = b.rt_bps != b.rc_bps;
+            c[cov::CNP_IN_ALPHA_PERIOD] = before.alpha_deadline_ns.is_some();
+            c[cov::CNP_RESETS_STAGES] = b.timer_stage > 0 || b.byte_stage > 0;
+            c[cov::CNP_RESETS_BYTES] = b.byte_counter > 0;
+            let product = b.rc_bps as f64 * (1.0 - before.alpha / 2.0);
+            c[cov::CUT_FLOORED] = product.fract() != 0.0;
+            c[cov::CUT_MIN_CLAMP] = cut(b.rc_bps, before.alpha) < cfg.inc.min_rate_bps;
+        }
+        EventKind::TxData { bytes, .. } => {
+            c[cov::TX_UNTHROTTLED] = !before.throttled;
+            let expired = before.throttled
+                && b.byte_counter.saturating_add(u64::from(bytes)) >= cfg.inc.b_bytes;
+            if expired {
+                c[cov::BYTE_EXPIRY] = true;
+                c[cov::BYTE_KEEPS_REMAINDER] = after.rate.byte_counter > 0;
+                c[cov::BYTE_REMAINDER_EXPIRES] = b.byte_counter >= cfg.inc.b_bytes;
+                covered_increase(&cfg.inc, b, &after.rate, true, &mut c);
+            }
+        }
+        _ => {}
+    }
+    c
+}
+
+/// Which of [`COVERAGE`] the timers of one flow due at `d` exercised.
+fn covered_by_timers(cfg: &RpConfig, before: &RpFlow, d: u64, after: &RpFlow) -> Covered {
+    let mut c = [false; COVERAGE.len()];
+    let alpha = before.alpha_deadline_ns == Some(d);
+    let increase = before.rate.increase_deadline_ns == Some(d);
+    c[cov::ALPHA_TIMER] = alpha;
+    c[cov::ALPHA_STOPS] = alpha && after.alpha_deadline_ns.is_none() && after.alpha == 0.0;
+    c[cov::TIMER_TIE] = alpha && increase;
+    if increase {
+        c[cov::INCREASE_TIMER] = true;
+        covered_increase(&cfg.inc, &before.rate, &after.rate, false, &mut c);
+    }
+    c
+}
+
+#[inline]
+fn count(into: &mut [u64; COVERAGE.len()], c: Covered) {
+    for (n, hit) in into.iter_mut().zip(c) {
+        *n += u64::from(hit);
+    }
+}
+
 /// DCQCN sender, paper profile (`dcqcn`, DCQCN-3).
 #[derive(Clone, Debug)]
 pub struct Rp {
     params: RpParams,
     cfg: RpConfig,
     flows: FlowTable<RpFlow>,
+    /// How often each of [`COVERAGE`] ran.
+    covered: [u64; COVERAGE.len()],
 }
 
 impl Rp {
@@ -278,6 +427,7 @@ impl Rp {
             params,
             cfg,
             flows: FlowTable::new(),
+            covered: [0; COVERAGE.len()],
         })
     }
 
@@ -298,7 +448,20 @@ impl Model for Rp {
     }
 
     fn on_event(&mut self, ev: &Event, out: &mut Vec<Decision>) {
+        if !matches!(ev.kind, EventKind::RxCnp | EventKind::TxData { .. }) {
+            return; // not a DCQCN sender input (rp_on_event ignores it too)
+        }
+        let before = match self.flows.get(ev.flow) {
+            Some(f) => *f,
+            None => RpFlow::new(&self.cfg),
+        };
         rp_on_event(&mut self.flows, &self.cfg, ev, out);
+        if let Some(after) = self.flows.get(ev.flow) {
+            count(
+                &mut self.covered,
+                covered_by_event(&self.cfg, &before, &ev.kind, after),
+            );
+        }
     }
 
     fn next_timer_ns(&self) -> Option<u64> {
@@ -306,7 +469,17 @@ impl Model for Rp {
     }
 
     fn on_timer(&mut self, now_ns: u64, out: &mut Vec<Decision>) {
-        rp_on_timer(&mut self.flows, &self.cfg, now_ns, out);
+        // rp_on_timer, with each flow's state observed around its timers.
+        let (cfg, covered) = (&self.cfg, &mut self.covered);
+        self.flows.fire_next(now_ns, |flow, f, d| {
+            let before = *f;
+            f.fire(flow, d, cfg, out);
+            count(covered, covered_by_timers(cfg, &before, d, f));
+        });
+    }
+
+    fn coverage(&self) -> Vec<(&'static str, u64)> {
+        COVERAGE.iter().copied().zip(self.covered).collect()
     }
 }
 
@@ -350,5 +523,87 @@ mod tests {
         assert_eq!(cut(40_000_000_000, 1.0), 20_000_000_000);
         assert_eq!(cut(3, 0.5), 2);
         assert_eq!(cut(7, 0.0), 7);
+    }
+
+    /// Every rule of [`COVERAGE`] on one hand-built flow (the counts tallied by hand from
+    /// docs/models/dcqcn.md R1-R8; the stage pairs below are (timer, byte) after the advance).
+    /// Line 1000 Mbps, min 400 Mbps, R_AI 10, R_HAI 100 Mbps, F = 2, B = 1500 bytes,
+    /// T = K = 10 µs, g = 1 (alpha is 1 after every CNP, 0 after one alpha period).
+    #[test]
+    fn coverage_counts_every_rule_on_a_hand_stream() {
+        let p = RpParams {
+            line_rate_bps: 1_000_000_000,
+            rpg_time_reset: 10,
+            rpg_byte_reset: 1500,
+            rpg_threshold: 2,
+            rpg_ai_rate: 10,
+            rpg_hai_rate: 100,
+            rpg_min_rate: 400,
+            dce_tcp_g: 1.0,
+            dce_tcp_rtt: 10,
+            ..RpParams::default()
+        };
+        let mut m = Rp::new(p).unwrap();
+        let tx = |bytes| EventKind::TxData {
+            psn: 0,
+            bytes,
+            opcode: 0x0a,
+        };
+        let stream = [
+            (0, tx(1000)),             // unthrottled: not counted
+            (1_000, EventKind::RxCnp), // first: 1e9 -> 5e8 (whole), Rt = 1e9
+            (2_000, EventKind::RxCnp), // later, moves Rt, in the alpha period; 2.5e8 -> min 4e8
+            (3_000, tx(1500)),         // expiry (0,1): fast recovery by bytes, Rc 4.5e8
+            // 12 µs: alpha 1 -> 0 (stops), tie with the increase timer (1,1): fast recovery.
+            // 22 µs: timer (2,1): additive, Rt 5.1e8.
+            (23_000, tx(3000)), // expiry (2,2): additive by bytes; 1500 left
+            (24_000, tx(1)),    // remainder expiry (2,3): additive by bytes
+            // 32 µs: timer (3,3): hyper, i = 1.
+            (33_000, tx(1499)), // expiry (3,4): hyper by bytes, i = 1
+            // 42 µs: timer (4,4): hyper, i = 2: Rt 7.3e8 + 2e8 = 9.3e8.
+            (42_100, tx(1500)), // (4,5): i = 2, Rt 1.13e9 clamped to 1e9, odd sum: Rc 895507812
+            (42_200, tx(1500)), // (4,6): hyper i = 2, clamped: Rc 947753906
+            (42_300, tx(1500)), // (4,7): hyper i = 2, clamped: Rc 973876953
+            (42_500, tx(100)),  // counted, no expiry
+            (43_000, EventKind::RxCnp), // alpha 0: Rc unchanged; moves Rt; stages, bytes reset
+            (44_000, EventKind::RxCnp), // alpha 1 in its period: 973876953 / 2 floored
+        ];
+        let mut out = Vec::new();
+        for (i, (t_ns, kind)) in stream.into_iter().enumerate() {
+            while let Some(d) = m.next_timer_ns().filter(|&d| d <= t_ns) {
+                m.on_timer(d, &mut out);
+            }
+            m.on_event(
+                &Event {
+                    t_ns,
+                    flow: 0,
+                    index: i as u64,
+                    kind,
+                },
+                &mut out,
+            );
+        }
+        let last = out.last().unwrap();
+        assert_eq!(last.outputs.rate_bps, Some(486_938_476));
+        let counts: Vec<u64> = m.coverage().iter().map(|c| c.1).collect();
+        #[rustfmt::skip]
+        let want = [
+            1, // R8 unthrottled tx_data
+            1, 3, // first, later CNP
+            2, // moves Rt: at 2 µs and 43 µs
+            2, // in an alpha period: at 2 µs and 44 µs (at 43 µs the timer had stopped)
+            1, 1, // resets stages, byte counter: 43 µs
+            1, 1, // cut floored (44 µs), clamped to the minimum (2 µs)
+            1, 1, 1, // alpha timer, stops at 0, tie: 12 µs
+            4, 7, // increase timer 12, 22, 32, 42 µs; byte expiries
+            2, 1, // a remainder kept (23, 24 µs); an expiry on the remainder (24 µs)
+            1, 1, // fast recovery by timer, by bytes
+            1, 2, // additive by timer, by bytes
+            2, 4, // hyper by timer, by bytes
+            4, // i >= 2: 42 µs and three byte expiries after it
+            3, // Rt clamped at the line rate
+            1, // odd sum: 42.1 µs
+        ];
+        assert_eq!(counts, want);
     }
 }
