@@ -25,4 +25,5 @@ pub mod protocol;
 pub mod replay;
 pub mod report;
 pub mod sim;
+pub mod switch;
 pub mod verdict;

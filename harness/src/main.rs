@@ -110,6 +110,14 @@ Exit status: 0 written, 2 bad scenario or output folder.")]
 
 The files are byte-identical on every run; `git diff traces/` shows any change.")]
     Synth(SynthArgs),
+    /// Judge a switch from taps on one of its ports: ECN marking, INT stamping, PFC.
+    #[command(after_help = "Examples:
+  ccreplay sim scenarios/switch/dcqcn_marking.toml --out out/sw
+  ccreplay switch out/sw/sw0_h2.switch.toml --junit switch.xml
+
+Exit status: 0 every check passed; 1 a check failed; 2 a setup or capture could not be read,
+or the taps hold too little to judge.")]
+    Switch(cli::switch::SwitchArgs),
     /// Write a self-contained HTML report with charts: of a diff, a check or a simulation.
     #[command(after_help = "Examples:
   ccreplay report check -o check.html
@@ -154,6 +162,7 @@ fn main() -> ExitCode {
         Command::Sim(a) => cli::sim::run(a),
         Command::Synth(a) => cli::sim::run_synth(a),
         Command::Report(a) => cli::report::run(a),
+        Command::Switch(a) => cli::switch::run(a),
         Command::Import(ImportCommand::Ns3(a)) => cli::import::run_ns3(a),
         Command::Completions(a) => cli::completions::completions(a),
         Command::Man(a) => cli::completions::man(a),

@@ -826,7 +826,7 @@ fn metrics_json_keys_follow_the_doc() {
 #[test]
 fn every_scenario_file_builds() {
     let mut n = 0;
-    for sub in ["bundled", "papers", "examples", "observed"] {
+    for sub in ["bundled", "papers", "examples", "observed", "switch"] {
         let Ok(dir) = std::fs::read_dir(root().join("scenarios").join(sub)) else {
             continue;
         };
@@ -842,5 +842,5 @@ fn every_scenario_file_builds() {
             n += 1;
         }
     }
-    assert!(n >= 8, "{n} scenario files");
+    assert!(n >= 10, "{n} scenario files");
 }

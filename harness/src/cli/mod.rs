@@ -44,6 +44,7 @@ pub mod inspect;
 pub mod replay;
 pub mod report;
 pub mod sim;
+pub mod switch;
 
 use std::io::{self, IsTerminal, Write};
 use std::path::{Path, PathBuf};

@@ -64,9 +64,7 @@ pub(crate) fn run(a: SimArgs) -> Result<u8, Failure> {
     }
     let mut out = res.map_err(input)?;
     // The overrides go into every output, so the run can be repeated from them.
-    for c in &mut out.captures {
-        c.manifest = sim::scenario::record_in_manifest(&c.manifest, &sc.name, &a.set);
-    }
+    out.record_overrides(&sc.name, &a.set);
     let mut written = sim::write(&out, &a.out, false).map_err(input)?;
     let path = a.out.join("metrics.json");
     let io_err = |source: io::Error| {

@@ -14,6 +14,7 @@
 pub mod chart;
 pub mod junit;
 pub mod sim;
+pub mod switch;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};

@@ -5,6 +5,10 @@
 //!   the codecs' writers (real headers, valid ICRC, 802.1Qbb pause frames), with the tap's
 //!   imperfections if it has any (timestamp resolution and jitter, lost frames: `TapOut`);
 //! - `STEM.toml`, its manifest (docs/manifest.md), so `ccreplay replay` / `check` take it;
+//! - per `[[switch_taps]]` entry, the egress mirror of a switch port (`STEM.out.pcap`, its
+//!   manifest `STEM.toml`), the frames arriving for that port per ingress port
+//!   (`STEM.in.PEER.pcap`), the switch's configuration (`STEM.switch.toml`) and the engine's
+//!   account of every data packet that left the port (`STEM.truth.jsonl`): [`SwitchCapture`];
 //! - `metrics.json` (docs/metrics.md).
 //!
 //! The bundled traces in `traces/` are the taps of the scenarios in `scenarios/bundled/`
@@ -23,13 +27,14 @@ use ccreplay_reference_cc::Decision;
 use ccreplay_reference_cc::dcqcn::NicParams;
 use ccreplay_reference_cc::dcqcn::cp::SplitMix64;
 use ccreplay_reference_cc::net::{
-    Cc, Metrics, NetConfig, NetError, Network, Packet, RunResult, TapSink,
+    Cc, DequeueTruth, Metrics, NetConfig, NetError, Network, NodeId, NodeKind, Packet, RunResult,
+    SwitchTapPoint, TapSink,
 };
 
 use crate::manifest::{
     CapturePoint, FlowSpec, IntSection, Manifest, ModelSpec, Network as Net, Source,
 };
-pub use scenario::{Scenario, TapPoint, TapSpec};
+pub use scenario::{Scenario, SwitchTapSpec, TapPoint, TapSpec};
 use wire::{FIRST_RECEIVER_QP, FIRST_SENDER_QP, Framer, ROCE_UDP_PORT, host_ip, host_numbers};
 
 /// The bundled scenarios (name, file text): each tap is a trace in `traces/`.
@@ -121,13 +126,70 @@ pub struct Capture {
     pub decisions: Vec<Decision>,
 }
 
+/// The captures of one `[[switch_taps]]` entry, in memory (docs/sim.md "Switch port taps").
+#[derive(Clone, Debug)]
+pub struct SwitchCapture {
+    /// File stem.
+    pub stem: String,
+    /// The switch's name.
+    pub switch: String,
+    /// The neighbour the port under test faces.
+    pub peer: String,
+    /// `STEM.out.pcap`: every frame leaving the port (start of transmission, after marking and
+    /// stamping) and the PFC frames arriving on it.
+    pub out_pcap: Vec<u8>,
+    /// Records in it.
+    pub out_packets: u64,
+    /// `STEM.in.PEER.pcap` per port of the switch that saw frames for the port under test or
+    /// sent PFC frames, in the switch's port order.
+    pub ingress: Vec<IngressCapture>,
+    /// `STEM.toml`: the manifest of the egress mirror (`switch_port`, `dcqcn-cp`).
+    pub manifest: String,
+    /// `STEM.switch.toml`: the switch's configuration and the ingress captures.
+    pub switch_toml: String,
+    /// `STEM.truth.jsonl`: one line per data packet that left the port.
+    pub truth: String,
+    /// Lines in it.
+    pub truth_packets: u64,
+}
+
+/// One ingress capture of a switch tap.
+#[derive(Clone, Debug)]
+pub struct IngressCapture {
+    /// The neighbour the ingress port faces.
+    pub peer: String,
+    /// Its file name, `STEM.in.PEER.pcap`.
+    pub file: String,
+    /// The link's rate, bps.
+    pub rate_bps: u64,
+    /// The pcap file.
+    pub pcap: Vec<u8>,
+    /// Records in it.
+    pub packets: u64,
+}
+
 /// What a run produced.
 #[derive(Clone, Debug)]
 pub struct SimOutput {
     /// Per `[[taps]]` entry.
     pub captures: Vec<Capture>,
+    /// Per `[[switch_taps]]` entry.
+    pub switch_captures: Vec<SwitchCapture>,
     /// What was measured.
     pub metrics: Metrics,
+}
+
+impl SimOutput {
+    /// Record `--set` overrides in every manifest's `source.generator`
+    /// ([`scenario::record_in_manifest`]), host and switch taps alike.
+    pub fn record_overrides(&mut self, name: &str, sets: &[scenario::Override]) {
+        for c in &mut self.captures {
+            c.manifest = scenario::record_in_manifest(&c.manifest, name, sets);
+        }
+        for c in &mut self.switch_captures {
+            c.manifest = scenario::record_in_manifest(&c.manifest, name, sets);
+        }
+    }
 }
 
 /// The bundled scenario `name`.
@@ -143,6 +205,9 @@ pub fn bundled(name: &str) -> Result<Scenario, SimError> {
 /// they are streams of their own, apart from the engine's.
 const JITTER_STREAM: u64 = 0x5441_504A << 32;
 const DROP_STREAM: u64 = 0x5441_5044 << 32;
+/// Seed offset of a switch tap's drop generators ("STPD"); each file of an entry has its own
+/// (entry << 16 | file, file 0 the egress mirror, 1 + port index an ingress capture).
+const SWITCH_DROP_STREAM: u64 = 0x5354_5044 << 32;
 
 /// `x` (uniform in 0..2^64) scaled to `0..n`.
 #[inline]
@@ -192,6 +257,21 @@ impl TapOut {
         })
     }
 
+    /// A nanosecond capture with exact times that loses `drop_ppm` of its frames, drawn from
+    /// SplitMix64(`drop_seed`).
+    fn exact(drop_ppm: u32, drop_seed: u64) -> Result<Self, SimError> {
+        Ok(TapOut {
+            writer: PcapWriter::new(Vec::with_capacity(1 << 16))?,
+            packets: 0,
+            resolution_ns: 1,
+            jitter_ns: 0,
+            drop_ppm,
+            jitter: SplitMix64::new(0),
+            drop: SplitMix64::new(drop_seed),
+            last_ns: 0,
+        })
+    }
+
     fn record(&mut self, t_ns: u64, frame: &[u8]) -> Result<(), NetError> {
         if self.drop_ppm > 0 && below(self.drop.next_u64(), 1_000_000) < u64::from(self.drop_ppm) {
             return Ok(());
@@ -211,12 +291,45 @@ impl TapOut {
     }
 }
 
+/// What one `[[switch_taps]]` entry is writing.
+struct SwitchOut {
+    drop_ppm: u32,
+    /// Seed of the entry's drop generators (before the file index).
+    drop_seed: u64,
+    /// The switch's neighbours in port order.
+    ports: Vec<NodeId>,
+    out: TapOut,
+    /// Per port index: its ingress capture once it has a frame.
+    ins: Vec<Option<TapOut>>,
+    truth: String,
+    truth_packets: u64,
+}
+
+impl SwitchOut {
+    fn ingress(&mut self, peer: NodeId) -> Result<&mut TapOut, NetError> {
+        let i = self.ports.iter().position(|&p| p == peer).unwrap_or(0);
+        let slot = &mut self.ins[i];
+        if slot.is_none() {
+            let t = TapOut::exact(self.drop_ppm, self.drop_seed ^ (i as u64 + 1))
+                .map_err(|e| NetError::Tap(e.to_string()))?;
+            *slot = Some(t);
+        }
+        Ok(slot.as_mut().expect("set above"))
+    }
+}
+
 struct Taps<'a> {
     framer: Framer,
     /// Per `[[taps]]` entry.
     outs: Vec<TapOut>,
     /// Per tapped host (the engine's tap index): its entries.
     entries: Vec<Vec<usize>>,
+    /// Per `[[switch_taps]]` entry.
+    switch_outs: Vec<SwitchOut>,
+    /// Per tapped switch port (the engine's switch tap index): its entries.
+    switch_entries: Vec<Vec<usize>>,
+    /// Node names (truth lines).
+    names: Vec<String>,
     progress: &'a mut dyn FnMut(u64),
 }
 
@@ -232,9 +345,75 @@ impl TapSink for Taps<'_> {
         Ok(())
     }
 
+    fn record_switch(
+        &mut self,
+        tap: usize,
+        t_ns: u64,
+        pkt: &Packet,
+        at: SwitchTapPoint,
+    ) -> Result<(), NetError> {
+        let bytes = self
+            .framer
+            .frame(pkt)
+            .map_err(|e| NetError::Tap(e.to_string()))?;
+        for &i in &self.switch_entries[tap] {
+            let so = &mut self.switch_outs[i];
+            match at {
+                SwitchTapPoint::Arrived { from: peer } | SwitchTapPoint::PauseSent { to: peer } => {
+                    so.ingress(peer)?.record(t_ns, bytes)?;
+                }
+                SwitchTapPoint::PauseReceived => so.out.record(t_ns, bytes)?,
+                SwitchTapPoint::Departed { truth } => {
+                    so.out.record(t_ns, bytes)?;
+                    if let Some(tr) = truth {
+                        truth_line(&mut so.truth, t_ns, pkt, &tr, &self.names);
+                        so.truth_packets += 1;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn progress(&mut self, now_ns: u64) {
         (self.progress)(now_ns);
     }
+}
+
+/// One line of `STEM.truth.jsonl` (docs/sim.md "Switch port taps").
+fn truth_line(out: &mut String, t_out_ns: u64, pkt: &Packet, tr: &DequeueTruth, names: &[String]) {
+    let line = serde_json::json!({
+        "t_in": tr.t_in_ns,
+        "t_out": t_out_ns,
+        "ingress": names.get(tr.from as usize).map_or("", String::as_str),
+        "bytes": pkt.wire_bytes,
+        "flow": pkt.flow,
+        "psn": pkt.psn,
+        "qlen_at_enqueue": tr.qlen_at_enqueue,
+        "qlen_at_dequeue": tr.qlen_at_dequeue,
+        "marked": tr.marked,
+        "p": tr.p,
+    });
+    out.push_str(&line.to_string());
+    out.push('\n');
+}
+
+/// The neighbours of `node` in port order (a node's ports are numbered in the order its
+/// links are listed), each with the link's rate.
+fn neighbours(cfg: &NetConfig, node: NodeId) -> Vec<(NodeId, u64)> {
+    cfg.topology
+        .links
+        .iter()
+        .filter_map(|l| {
+            if l.a == node {
+                Some((l.b, l.rate_bps))
+            } else if l.b == node {
+                Some((l.a, l.rate_bps))
+            } else {
+                None
+            }
+        })
+        .collect()
 }
 
 /// Run `sc` (with `seed` instead of its own when given); `progress` gets the simulated time,
@@ -261,6 +440,40 @@ pub fn simulate(
     for (i, &ti) in tap_of.iter().enumerate() {
         entries[ti].push(i);
     }
+    // The same for switch taps: the engine's index of each entry's port.
+    let node = |n: &str| cfg.topology.node_id(n).unwrap_or(0);
+    let stap_of: Vec<usize> = sc
+        .switch_taps
+        .iter()
+        .map(|t| {
+            let (s, p) = (node(&t.switch), node(&t.peer));
+            cfg.switch_taps
+                .iter()
+                .position(|x| x.switch == s && x.peer == p)
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut switch_entries = vec![Vec::new(); cfg.switch_taps.len()];
+    for (i, &ti) in stap_of.iter().enumerate() {
+        switch_entries[ti].push(i);
+    }
+    let mut switch_outs = Vec::new();
+    for (i, t) in sc.switch_taps.iter().enumerate() {
+        let ports: Vec<NodeId> = neighbours(&cfg, node(&t.switch))
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
+        let drop_seed = cfg.seed ^ SWITCH_DROP_STREAM ^ ((i as u64) << 16);
+        switch_outs.push(SwitchOut {
+            drop_ppm: t.drop_ppm,
+            drop_seed,
+            ins: ports.iter().map(|_| None).collect(),
+            ports,
+            out: TapOut::exact(t.drop_ppm, drop_seed)?,
+            truth: String::new(),
+            truth_packets: 0,
+        });
+    }
     let mut taps = Taps {
         framer: Framer::new(&cfg),
         outs: sc
@@ -270,6 +483,9 @@ pub fn simulate(
             .map(|(i, t)| TapOut::new(t, cfg.seed, i))
             .collect::<Result<_, _>>()?,
         entries,
+        switch_outs,
+        switch_entries,
+        names: cfg.topology.nodes.iter().map(|n| n.name.clone()).collect(),
         progress,
     };
     let run: RunResult = net.run(&mut taps)?;
@@ -298,10 +514,189 @@ pub fn simulate(
             },
         });
     }
+    let mut switch_captures = Vec::new();
+    for (t, so) in sc.switch_taps.iter().zip(taps.switch_outs) {
+        switch_captures.push(switch_capture(sc, &cfg, base_rtt_ns, t, so)?);
+    }
     Ok(SimOutput {
         captures,
+        switch_captures,
         metrics: run.metrics,
     })
+}
+
+/// The files of one `[[switch_taps]]` entry once the run is over.
+fn switch_capture(
+    sc: &Scenario,
+    cfg: &NetConfig,
+    base_rtt_ns: u64,
+    t: &SwitchTapSpec,
+    so: SwitchOut,
+) -> Result<SwitchCapture, SimError> {
+    let sw = cfg.topology.node_id(&t.switch).unwrap_or(0);
+    let peer = cfg.topology.node_id(&t.peer).unwrap_or(0);
+    let links = neighbours(cfg, sw);
+    let rate = |n: NodeId| links.iter().find(|l| l.0 == n).map_or(0, |l| l.1);
+    let names = &cfg.topology.nodes;
+    let mut ingress = Vec::new();
+    for (&p, out) in so.ports.iter().zip(so.ins) {
+        let Some(out) = out else { continue };
+        let name = names[p as usize].name.clone();
+        ingress.push(IngressCapture {
+            file: format!("{}.in.{name}.pcap", t.stem),
+            peer: name,
+            rate_bps: rate(p),
+            packets: out.packets,
+            pcap: out.writer.into_inner()?,
+        });
+    }
+    // The switch's number among the switches (node order): its INT ID, clock and generator.
+    let index = names[..sw as usize]
+        .iter()
+        .filter(|n| n.kind == NodeKind::Switch)
+        .count() as u32;
+    // The engine seeds switch i's RED generator with seed ^ i × 0x9E3779B9.
+    let red_seed = cfg.seed ^ u64::from(index).wrapping_mul(0x9E37_79B9);
+    let port_rate = rate(peer);
+    let manifest = switch_manifest(sc, cfg, base_rtt_ns, t, port_rate, red_seed)?;
+    let switch_toml = switch_toml(sc, cfg, t, port_rate, index, red_seed, &ingress);
+    Ok(SwitchCapture {
+        stem: t.stem.clone(),
+        switch: t.switch.clone(),
+        peer: t.peer.clone(),
+        out_packets: so.out.packets,
+        out_pcap: so.out.writer.into_inner()?,
+        ingress,
+        manifest,
+        switch_toml,
+        truth: so.truth,
+        truth_packets: so.truth_packets,
+    })
+}
+
+/// `STEM.toml` of a switch tap: the egress mirror as a `switch_port` capture for `dcqcn-cp`.
+fn switch_manifest(
+    sc: &Scenario,
+    cfg: &NetConfig,
+    base_rtt_ns: u64,
+    t: &SwitchTapSpec,
+    port_rate_bps: u64,
+    red_seed: u64,
+) -> Result<String, SimError> {
+    let stem = t.stem.as_str();
+    let red = cfg.switch.red.clone().unwrap_or_default();
+    let mut params = toml::Table::new();
+    let int = |v: u64| toml::Value::Integer(i64::try_from(v).unwrap_or(i64::MAX));
+    params.insert("kmin_bytes".into(), int(red.kmin_bytes));
+    params.insert("kmax_bytes".into(), int(red.kmax_bytes));
+    params.insert("pmax".into(), toml::Value::Float(red.pmax));
+    // The switch's generator (shared by its ports: a replay draws the same numbers when
+    // only this port marks).
+    params.insert("seed".into(), int(red_seed));
+    let marking = match &cfg.switch.red {
+        Some(_) => "RED as configured",
+        None => "no RED in this run (the dcqcn-cp parameters are the defaults)",
+    };
+    let m = Manifest {
+        capture: Some(format!("{stem}.out.pcap")),
+        events: None,
+        dialect: cfg.cc.dialect(),
+        capture_point: CapturePoint::SwitchPort {
+            port: format!("{}:{}", t.switch, t.peer),
+        },
+        network: Net {
+            link_rate_bps: port_rate_bps,
+            base_rtt_ns,
+            mtu_bytes: u64::from(cfg.mtu_bytes),
+            udp_port: ROCE_UDP_PORT,
+        },
+        int: IntSection::default(),
+        models: vec![ModelSpec {
+            name: "dcqcn-cp".into(),
+            params,
+        }],
+        flows: Vec::new(),
+        source: Source {
+            kind: "synthesized".into(),
+            generator: format!("ccreplay sim {}", sc.name),
+            seed: Some(cfg.seed),
+            notes: Some(format!(
+                "docs/sim.md \"Switch port taps\". Scenario {}: egress mirror of port {}:{} (the \
+                 port of {} facing {}): every frame leaving it, at the start of its \
+                 transmission, after ECN marking and INT stamping, and the PFC frames arriving \
+                 on it; {marking}. {stem}.switch.toml holds the switch's configuration and the \
+                 ingress captures, {stem}.truth.jsonl the engine's account of each data packet.",
+                sc.name, t.switch, t.peer, t.switch, t.peer
+            )),
+        },
+        observed: Default::default(),
+    };
+    let body = toml::to_string(&m).map_err(|e| SimError::Manifest {
+        stem: stem.into(),
+        message: e.to_string(),
+    })?;
+    Ok(format!(
+        "# Generated by `ccreplay sim` from scenario `{}` (docs/sim.md). Do not edit: regenerate.\n{body}",
+        sc.name
+    ))
+}
+
+/// `STEM.switch.toml`: the configuration of the switch of a switch tap (no run results).
+fn switch_toml(
+    sc: &Scenario,
+    cfg: &NetConfig,
+    t: &SwitchTapSpec,
+    port_rate_bps: u64,
+    index: u32,
+    red_seed: u64,
+    ingress: &[IngressCapture],
+) -> String {
+    let q = |s: &str| toml::Value::String(s.to_string()).to_string();
+    let sw = &cfg.switch;
+    let mut o = format!(
+        "# Generated by `ccreplay sim` from scenario `{}` (docs/sim.md \"Switch port taps\"). \
+         Do not edit: regenerate.\n",
+        sc.name
+    );
+    o += &format!("switch = {}\n", q(&t.switch));
+    o += &format!("port_peer = {}\n", q(&t.peer));
+    o += &format!("port_rate_bps = {port_rate_bps}\n");
+    o += &format!("capture = {}\n", q(&format!("{}.out.pcap", t.stem)));
+    o += &format!("dialect = {}\n", q(cfg.cc.dialect().name()));
+    o += &format!("buffer_bytes = {}\n", sw.buffer_bytes);
+    o += "# The seed of the switch's RED generator (SplitMix64; the scenario seed for sw0).\n";
+    o += &format!("seed = {red_seed}\n");
+    if let Some(red) = &sw.red {
+        o += "\n[red]\n";
+        o += &format!("kmin_bytes = {}\n", red.kmin_bytes);
+        o += &format!("kmax_bytes = {}\n", red.kmax_bytes);
+        o += &format!("pmax = {}\n", toml::Value::Float(red.pmax));
+    }
+    if let Some(pfc) = &sw.pfc {
+        o += "\n[pfc]\n";
+        o += &format!("xoff_bytes = {}\n", pfc.xoff_bytes);
+        o += &format!("xon_bytes = {}\n", pfc.xon_bytes);
+        o += &format!("pause_quanta = {}\n", pfc.pause_quanta);
+    }
+    if matches!(cfg.cc.dialect(), Dialect::Hpcc | Dialect::Fncc) {
+        let id = sw.switch_id_base.wrapping_add(index as u16) & 0x0FFF;
+        o += "\n# ts = (capture ns + int_ts_offset_ns + switch_index x int_ts_step_ns) mod 2^24;\n";
+        o += "# txBytes = floor((frame bytes sent before + int_tx_bytes_offset) / 128) mod 2^20;\n";
+        o += "# qLen = floor(bytes waiting behind the packet / 80), at most 0xFFFF.\n";
+        o += "[int]\n";
+        o += &format!("switch_id = {id}\n");
+        o += &format!("switch_index = {index}\n");
+        o += &format!("int_ts_offset_ns = {}\n", sw.int_ts_offset_ns);
+        o += &format!("int_ts_step_ns = {}\n", sw.int_ts_step_ns);
+        o += &format!("int_tx_bytes_offset = {}\n", sw.int_tx_bytes_offset);
+    }
+    for i in ingress {
+        o += "\n[[ingress]]\n";
+        o += &format!("peer = {}\n", q(&i.peer));
+        o += &format!("capture = {}\n", q(&i.file));
+        o += &format!("rate_bps = {}\n", i.rate_bps);
+    }
+    o
 }
 
 /// A model's params struct as a TOML table (options that are `None` are left out, so on replay
@@ -481,6 +876,19 @@ pub fn write(out: &SimOutput, dir: &Path, metrics: bool) -> Result<Vec<PathBuf>,
         files.push((dir.join(format!("{}.pcap", c.stem)), &c.pcap));
         files.push((dir.join(format!("{}.toml", c.stem)), c.manifest.as_bytes()));
     }
+    for c in &out.switch_captures {
+        let stem = &c.stem;
+        files.push((dir.join(format!("{stem}.out.pcap")), &c.out_pcap));
+        for i in &c.ingress {
+            files.push((dir.join(&i.file), &i.pcap));
+        }
+        files.push((dir.join(format!("{stem}.toml")), c.manifest.as_bytes()));
+        files.push((
+            dir.join(format!("{stem}.switch.toml")),
+            c.switch_toml.as_bytes(),
+        ));
+        files.push((dir.join(format!("{stem}.truth.jsonl")), c.truth.as_bytes()));
+    }
     let text;
     if metrics {
         let p = dir.join("metrics.json");
@@ -515,6 +923,9 @@ pub fn generate_one(name: &str, dir: &Path) -> Result<Vec<PathBuf>, SimError> {
     let out = simulate(&sc, None, &mut |_| {})?;
     Ok(write(&out, dir, false)?
         .into_iter()
-        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .filter(|p| {
+            p.extension().is_some_and(|e| e == "toml")
+                && !p.to_string_lossy().ends_with(".switch.toml")
+        })
         .collect())
 }

@@ -5,8 +5,10 @@ use std::path::Path;
 use ccreplay_reference_cc::dcqcn::cp::RedParams;
 use ccreplay_reference_cc::dcqcn::{NicParams, NpParams, RpParams};
 use ccreplay_reference_cc::net::device::{DEFAULT_ALPHA_G, DEFAULT_IGNORE_CNP_NS};
+use ccreplay_reference_cc::net::switch_device::{DEFAULT_AVG_WEIGHT, DEFAULT_XOFF_ERROR_BYTES};
 use ccreplay_reference_cc::net::{
-    Cc, DeviceConfig, FlowSpec, NetConfig, NicBug, NodeId, PfcConfig, SwitchConfig, Topology,
+    Cc, DeviceConfig, FlowSpec, NetConfig, NicBug, NodeId, PfcConfig, SwitchBug, SwitchConfig,
+    SwitchDeviceConfig, SwitchTap, Topology,
 };
 use ccreplay_reference_cc::rcc::{ReceiverParams, SenderParams};
 use ccreplay_reference_cc::{fncc, hpcc};
@@ -55,6 +57,12 @@ pub struct Scenario {
     /// Host NICs to capture.
     #[serde(default)]
     pub taps: Vec<TapSpec>,
+    /// Every switch: bugs and INT clock drift (default: the correct switch).
+    #[serde(default)]
+    pub switch_device: SwitchDeviceSpec,
+    /// Switch ports to capture (docs/sim.md "Switch port taps").
+    #[serde(default)]
+    pub switch_taps: Vec<SwitchTapSpec>,
 }
 
 fn default_mtu() -> u32 {
@@ -344,6 +352,88 @@ impl DeviceSpec {
     }
 }
 
+/// `[switch_device]`: every switch's bugs and INT clock drift (docs/sim.md "Switch bugs and
+/// imperfections"). Every key absent is the correct switch.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SwitchDeviceSpec {
+    /// A switch bug ([`SwitchBug::NAMES`]).
+    #[serde(default)]
+    pub bug: Option<String>,
+    /// `mark-average-queue`: the EWMA weight (default 1/64).
+    #[serde(default)]
+    pub avg_weight: Option<f64>,
+    /// `xoff-threshold-off`: bytes added to the XOFF threshold (default 20 000).
+    #[serde(default)]
+    pub xoff_error_bytes: Option<i64>,
+    /// Switch `i`'s INT clock runs fast by `i` × this, ppm (default 0).
+    #[serde(default)]
+    pub clock_drift_ppm: f64,
+}
+
+impl SwitchDeviceSpec {
+    /// The engine's switch device: the bug named, its keys, and whether it can show in a
+    /// `cc` run with (`red`) RED and (`pfc`) PFC, checked.
+    pub fn to_config(&self, cc: &Cc, red: bool, pfc: bool) -> Result<SwitchDeviceConfig, SimError> {
+        let e = |m: String| SimError::Scenario(m);
+        let bug = match self.bug.as_deref() {
+            None => None,
+            Some(name) => Some(SwitchBug::from_name(name).ok_or_else(|| {
+                e(format!(
+                    "switch_device.bug = \"{name}\": unknown switch bug; use one of {}",
+                    SwitchBug::names()
+                ))
+            })?),
+        };
+        let bug = match bug {
+            Some(SwitchBug::MarkAverageQueue { .. }) => Some(SwitchBug::MarkAverageQueue {
+                avg_weight: self.avg_weight.unwrap_or(DEFAULT_AVG_WEIGHT),
+            }),
+            Some(SwitchBug::XoffThresholdOff { .. }) => Some(SwitchBug::XoffThresholdOff {
+                xoff_error_bytes: self.xoff_error_bytes.unwrap_or(DEFAULT_XOFF_ERROR_BYTES),
+            }),
+            b => b,
+        };
+        let given = bug.as_ref().map_or("none", SwitchBug::name);
+        if self.avg_weight.is_some() && given != "mark-average-queue" {
+            return Err(e(format!(
+                "switch_device.avg_weight is a key of bug = \"mark-average-queue\" (the bug is \
+                 {given})"
+            )));
+        }
+        if self.xoff_error_bytes.is_some() && given != "xoff-threshold-off" {
+            return Err(e(format!(
+                "switch_device.xoff_error_bytes is a key of bug = \"xoff-threshold-off\" (the \
+                 bug is {given})"
+            )));
+        }
+        let d = SwitchDeviceConfig {
+            bug,
+            clock_drift_ppm: self.clock_drift_ppm,
+        };
+        d.validate(cc, red, pfc).map_err(e)?;
+        Ok(d)
+    }
+}
+
+/// One `[[switch_taps]]` entry: captures of a switch port under test (its egress mirror, the
+/// frames arriving for it per ingress port) and the switch's configuration.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SwitchTapSpec {
+    /// The switch (a switch node's name).
+    pub switch: String,
+    /// The neighbour the port under test faces: its egress port towards this node.
+    pub peer: String,
+    /// File stem of `STEM.out.pcap`, `STEM.in.PEER.pcap`, `STEM.toml`, `STEM.switch.toml`
+    /// and `STEM.truth.jsonl`.
+    pub stem: String,
+    /// Each frame is left out of each capture with this probability per million (seeded;
+    /// default 0). The truth file keeps every packet.
+    #[serde(default)]
+    pub drop_ppm: u32,
+}
+
 /// One `[[flows]]` entry. `src` may name a range of hosts, `"h0..h15"`: one flow from each.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -487,7 +577,33 @@ impl Scenario {
                 t.stem
             )));
         }
-        self.taps.iter().try_for_each(TapSpec::check)
+        self.taps.iter().try_for_each(TapSpec::check)?;
+        for (i, t) in self.switch_taps.iter().enumerate() {
+            let e = |m: String| Err(SimError::Scenario(format!("switch tap {}: {m}", t.stem)));
+            if !ok(&t.stem) {
+                return e("use letters, digits, `_` and `-` only in a stem".into());
+            }
+            if t.drop_ppm > 1_000_000 {
+                return e(format!(
+                    "drop_ppm = {}: must be at most 1_000_000",
+                    t.drop_ppm
+                ));
+            }
+            let clash = self.taps.iter().any(|h| h.stem == t.stem)
+                || self.switch_taps[..i].iter().any(|o| o.stem == t.stem);
+            if clash {
+                return e("another tap has this stem (its files would be overwritten)".into());
+            }
+        }
+        Ok(())
+    }
+
+    /// The engine's switch device, checked against the model and `[switch]`.
+    pub fn switch_device_config(&self, cc: &Cc) -> Result<SwitchDeviceConfig, SimError> {
+        // dcqcn scenarios always have RED (the paper's ramp when `[switch.red]` is absent).
+        let red = self.switch.red.is_some() || matches!(cc, Cc::Dcqcn { .. });
+        self.switch_device
+            .to_config(cc, red, self.switch.pfc.is_some())
     }
 
     /// Read and parse a scenario file.
@@ -537,7 +653,9 @@ impl Scenario {
         if file_err.is_some() {
             // The file is wrong without the overrides: the error as without them.
             let s = Self::parse(text)?;
-            s.device.to_config(&s.model_params()?.cc)?;
+            let cc = s.model_params()?.cc;
+            s.device.to_config(&cc)?;
+            s.switch_device_config(&cc)?;
         }
         let given: Vec<&str> = sets.iter().map(|o| o.text.as_str()).collect();
         Err(SimError::Scenario(format!(
@@ -554,6 +672,7 @@ impl Scenario {
         s.check_stems()?;
         let mp = s.model_params()?;
         s.device.to_config(&mp.cc)?;
+        s.switch_device_config(&mp.cc)?;
         Ok(s)
     }
 
@@ -661,6 +780,16 @@ impl Scenario {
                 taps.push(n);
             }
         }
+        let mut switch_taps = Vec::new();
+        for t in &self.switch_taps {
+            let tap = SwitchTap {
+                switch: node(&t.switch)?,
+                peer: node(&t.peer)?,
+            };
+            if !switch_taps.contains(&tap) {
+                switch_taps.push(tap);
+            }
+        }
         let red = match (&self.switch.red, &mp.cc) {
             (Some(r), _) => Some(r.clone()),
             (None, Cc::Dcqcn { .. }) => Some(RedParams::default()),
@@ -692,6 +821,8 @@ impl Scenario {
             sample_interval_ns: self.sample_interval_ns,
             taps,
             device: self.device.to_config(&mp.cc)?,
+            switch_device: self.switch_device_config(&mp.cc)?,
+            switch_taps,
         };
         Ok((cfg, mp))
     }

@@ -22,11 +22,13 @@ use super::packet::{
     ECN_CE, ECN_ECT0, Packet, PacketKind, SYNDROME_ACK, SYNDROME_NAK_PSN, WRITE_FIRST, WRITE_LAST,
     WRITE_MIDDLE, WRITE_ONLY, frame_len,
 };
+use super::switch_device::{SwitchBug, drift_ns, ewma};
 use super::topology::{NodeId, NodeKind, PortMap, Routes, port_map};
 use super::{
-    Cc, EPOCH_NS, NetConfig, NetError, PS_PER_NS, RunResult, TapRun, TapSink, device, ser_ps,
+    Cc, DequeueTruth, EPOCH_NS, NetConfig, NetError, PS_PER_NS, RunResult, SwitchTapPoint, TapRun,
+    TapSink, device, ser_ps,
 };
-use crate::dcqcn::cp::{SplitMix64, UniformSource, should_mark};
+use crate::dcqcn::cp::{SplitMix64, UniformSource, marking_probability, should_mark};
 use crate::dcqcn::{Np, NpParams, Rp, RpParams};
 use crate::event::AckInfo;
 use crate::rcc::{
@@ -39,6 +41,8 @@ const PSN_MASK: u32 = 0xFF_FFFF;
 /// Half the PSN space: a PSN `d` ahead with `d < 2^23` is after (C-2).
 const PSN_HALF: u32 = 1 << 23;
 const NONE: u64 = u64::MAX;
+/// No switch tap on a port.
+const NO_TAP: u32 = u32::MAX;
 
 /// Event classes: the order of events at one instant.
 const CLASS_TIMER: u64 = 0;
@@ -116,10 +120,41 @@ fn mix(x: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// How the switches write INT (`[switch_device]` bugs; both false for the correct switch).
+#[derive(Clone, Copy, Debug, Default)]
+struct IntQuirks {
+    /// txBytes counts IB payload bytes only.
+    tx_payload: bool,
+    /// qLen in bytes instead of 80-byte units.
+    qlen_bytes: bool,
+}
+
+/// What the engine tracks of a data packet in a switch, by slab handle, when a switch tap or
+/// a switch bug needs it (`Network::track`).
+#[derive(Clone, Copy, Debug, Default)]
+struct PktMeta {
+    /// Arrival at the switch, ps.
+    t_in_ps: u64,
+    /// Bytes waiting in the egress port's queues when it was enqueued (before it).
+    q_enq: u64,
+    /// RED probability applied and whether it was marked here.
+    p: f64,
+    marked: bool,
+}
+
 struct PortState {
     /// INT clock offset, ns, and txBytes start value, bytes (`SwitchConfig`).
     int_ts_offset_ns: u64,
     int_tx_offset: u64,
+    /// INT clock drift of the port's switch, ppm (`[switch_device]` `clock_drift_ppm` × its
+    /// number).
+    drift: f64,
+    /// Switch tap on this (egress) port: index in `NetConfig::switch_taps`, or `NO_TAP`.
+    stap: u32,
+    /// RED's average queue, bytes (`mark-average-queue`).
+    avg_q: f64,
+    /// IB payload bytes whose transmission started (`txbytes-no-headers`).
+    tx_payload: u64,
     node: NodeId,
     /// Host slot of the node, or `u32::MAX` at a switch.
     host: u32,
@@ -172,16 +207,25 @@ impl PortState {
         }
     }
 
-    /// The port's INT record now (wire.md 5.1 units: TS ns mod 2^24, txBytes in 128-byte units
+    /// The port's INT record now, its clock read at `clock_ps` (now, but the packet's arrival
+    /// with `ingress-timestamp`) (wire.md 5.1 units: TS ns mod 2^24, txBytes in 128-byte units
     /// mod 2^20, qLen in 80-byte units saturating; `IntHop` masks the widths).
-    fn int_hop(&self, now_ps: u64) -> IntHop {
+    fn int_hop(&self, clock_ps: u64, q: IntQuirks) -> IntHop {
+        let tx = if q.tx_payload {
+            self.tx_payload
+        } else {
+            self.tx_bytes
+        };
+        let qlen_unit = if q.qlen_bytes { 1 } else { QLEN_UNIT };
         IntHop {
             b: self.line_code,
             // The offsets start the switch's clock and counter where the scenario says (both
             // 0 by default); the casts keep the low bits, IntHop masks the widths.
-            ts: abs_ns(now_ps).wrapping_add(self.int_ts_offset_ns) as u32,
-            tx_bytes: (self.tx_bytes.wrapping_add(self.int_tx_offset) / TX_BYTES_UNIT) as u32,
-            qlen: (self.queued_bytes / QLEN_UNIT).min(0xFFFF) as u16,
+            ts: abs_ns(clock_ps)
+                .wrapping_add(self.int_ts_offset_ns)
+                .wrapping_add(drift_ns(clock_ps / PS_PER_NS, self.drift)) as u32,
+            tx_bytes: (tx.wrapping_add(self.int_tx_offset) / TX_BYTES_UNIT) as u32,
+            qlen: (self.queued_bytes / qlen_unit).min(0xFFFF) as u16,
         }
     }
 
@@ -221,6 +265,8 @@ struct SwitchState {
     rng: SplitMix64,
     fncc: Option<fncc::Switch>,
     first_port: u32,
+    /// Switch taps on ports of this switch (they record the PFC frames it sends).
+    taps: Vec<u32>,
 }
 
 struct HostState {
@@ -358,6 +404,12 @@ pub struct Network {
     sample_ps: u64,
     sample_times: Vec<u64>,
     drops: u64,
+    /// Whether `meta` is kept (a switch tap, or `ingress-timestamp`).
+    track: bool,
+    meta: Vec<PktMeta>,
+    quirks: IntQuirks,
+    /// The XOFF threshold the switches use (`xoff-threshold-off`), bytes.
+    xoff_at: u64,
 }
 
 /// The sender model, the receiver model, a flow's window and rate before any decision.
@@ -412,6 +464,9 @@ impl Network {
             return err("PFC: xon_bytes must be <= xoff_bytes and pause_quanta > 0".into());
         }
         cfg.device.validate(&cfg.cc).map_err(NetError::Config)?;
+        cfg.switch_device
+            .validate(&cfg.cc, cfg.switch.red.is_some(), cfg.switch.pfc.is_some())
+            .map_err(NetError::Config)?;
         let dialect = cfg.cc.dialect();
         let n_nodes = topo.nodes.len();
         let pm: PortMap = port_map(topo);
@@ -442,6 +497,7 @@ impl Network {
                     fncc: matches!(cfg.cc, Cc::Fncc(_))
                         .then(|| fncc::Switch::new(int_id, pm[i].len(), DEFAULT_MAX_HOPS)),
                     first_port: port_base[i],
+                    taps: Vec::new(),
                 });
             }
         }
@@ -460,6 +516,14 @@ impl Network {
                         )
                     },
                     int_tx_offset: cfg.switch.int_tx_bytes_offset,
+                    drift: if is_host {
+                        0.0
+                    } else {
+                        cfg.switch_device.drift_ppm(slot[i])
+                    },
+                    stap: NO_TAP,
+                    avg_q: 0.0,
+                    tx_payload: 0,
                     node: i as NodeId,
                     host: if is_host { slot[i] } else { u32::MAX },
                     switch: if is_host { u32::MAX } else { slot[i] },
@@ -534,6 +598,47 @@ impl Network {
                     f.start_ns, cfg.duration_ns
                 ));
             }
+        }
+        for (ti, t) in cfg.switch_taps.iter().enumerate() {
+            let name = |n: NodeId| {
+                topo.nodes
+                    .get(n as usize)
+                    .map_or_else(|| format!("node {n}"), |x| x.name.clone())
+            };
+            if topo
+                .nodes
+                .get(t.switch as usize)
+                .is_none_or(|n| n.kind != NodeKind::Switch)
+            {
+                return err(format!("switch tap on {}: not a switch", name(t.switch)));
+            }
+            let Some(pi) = pm[t.switch as usize]
+                .iter()
+                .position(|&(peer, _, _)| peer == t.peer)
+            else {
+                return err(format!(
+                    "switch tap on {}: {} is not a neighbour of it (neighbours: {})",
+                    name(t.switch),
+                    name(t.peer),
+                    pm[t.switch as usize]
+                        .iter()
+                        .map(|&(p, _, _)| name(p))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            };
+            let port = &mut ports[(port_base[t.switch as usize] + pi as u32) as usize];
+            if port.stap != NO_TAP {
+                return err(format!(
+                    "two switch taps on port {}:{}",
+                    name(t.switch),
+                    name(t.peer)
+                ));
+            }
+            port.stap = ti as u32;
+            switches[slot[t.switch as usize] as usize]
+                .taps
+                .push(ti as u32);
         }
         for &t in &cfg.taps {
             if topo
@@ -637,6 +742,25 @@ impl Network {
             sample_ps: cfg.sample_interval_ns * PS_PER_NS,
             sample_times: Vec::new(),
             drops: 0,
+            track: !cfg.switch_taps.is_empty()
+                || cfg.switch_device.bug == Some(SwitchBug::IngressTimestamp),
+            meta: Vec::new(),
+            quirks: IntQuirks {
+                tx_payload: cfg
+                    .switch_device
+                    .bug
+                    .as_ref()
+                    .is_some_and(SwitchBug::int_tx_payload_only),
+                qlen_bytes: cfg
+                    .switch_device
+                    .bug
+                    .as_ref()
+                    .is_some_and(SwitchBug::int_qlen_in_bytes),
+            },
+            xoff_at: cfg
+                .switch
+                .pfc
+                .map_or(0, |p| cfg.switch_device.xoff_threshold(p.xoff_bytes)),
             cfg,
         };
         net.base_rtt_ns = match net.cfg.base_rtt_ns {
@@ -1130,6 +1254,22 @@ impl Network {
             pkt.pfc_quanta = q;
             pkt.pfc_from = p.node;
             pkt.wire_bytes = frame_len(self.dialect, PacketKind::Pfc, 0, 0);
+            if p.switch != u32::MAX {
+                // Switch taps: the ingress side's decision, and a frame leaving a tapped port.
+                let (to, stap) = (p.peer, p.stap);
+                for &t in &self.switches[p.switch as usize].taps {
+                    sink.record_switch(
+                        t as usize,
+                        abs_ns(now),
+                        &pkt,
+                        SwitchTapPoint::PauseSent { to },
+                    )?;
+                }
+                if stap != NO_TAP {
+                    let at = SwitchTapPoint::Departed { truth: None };
+                    sink.record_switch(stap as usize, abs_ns(now), &pkt, at)?;
+                }
+            }
             let id = self.alloc(pkt);
             return self.transmit(port, id);
         }
@@ -1145,6 +1285,10 @@ impl Network {
                 }
             } else {
                 self.switches[p.switch as usize].used -= u64::from(bytes);
+                if p.stap != NO_TAP {
+                    let at = SwitchTapPoint::Departed { truth: None };
+                    sink.record_switch(p.stap as usize, abs_ns(now), &self.slab[id as usize], at)?;
+                }
             }
             return self.transmit(port, id);
         }
@@ -1165,18 +1309,53 @@ impl Network {
         };
         let bytes = u64::from(self.slab[id as usize].wire_bytes);
         p.queued_bytes -= bytes;
+        let sw = p.switch as usize;
+        if matches!(self.cfg.switch_device.bug, Some(SwitchBug::MarkOnDequeue))
+            && let Some(red) = &self.cfg.switch.red
+            && self.slab[id as usize].ecn != 0
+        {
+            // `mark-on-dequeue`: RED on the bytes still waiting behind the packet.
+            let q = p.queued_bytes;
+            let marked = should_mark(q, red, &mut self.switches[sw].rng);
+            if marked {
+                self.slab[id as usize].ecn = ECN_CE;
+                p.ecn_marked += 1;
+            }
+            if let Some(m) = self.meta.get_mut(id as usize) {
+                m.p = marking_probability(q, red);
+                m.marked = marked;
+            }
+        }
         if self.dialect == Dialect::Hpcc {
             // HPCC: the egress INT hop, taken as the packet leaves (txBytes before it, qLen
             // behind it, as the HPCC authors' switch does).
-            let hop = p.int_hop(now);
+            let clock = if self.cfg.switch_device.bug == Some(SwitchBug::IngressTimestamp) {
+                self.meta[id as usize].t_in_ps
+            } else {
+                now
+            };
+            let hop = p.int_hop(clock, self.quirks);
             let sw = &self.switches[p.switch as usize];
             self.slab[id as usize]
                 .int
                 .push(sw.int_id, hop, DEFAULT_MAX_HOPS);
         }
-        let sw = p.switch as usize;
         self.switches[sw].used -= bytes;
         let ingress = self.switches[sw].first_port + u32::from(self.slab[id as usize].ingress);
+        let p = &self.ports[port as usize];
+        if p.stap != NO_TAP {
+            let m = self.meta[id as usize];
+            let truth = DequeueTruth {
+                t_in_ns: abs_ns(m.t_in_ps),
+                from: self.ports[ingress as usize].peer,
+                qlen_at_enqueue: m.q_enq,
+                qlen_at_dequeue: p.queued_bytes,
+                marked: m.marked,
+                p: m.p,
+            };
+            let at = SwitchTapPoint::Departed { truth: Some(truth) };
+            sink.record_switch(p.stap as usize, abs_ns(now), &self.slab[id as usize], at)?;
+        }
         self.transmit(port, id)?;
         // PFC: the ingress port's buffered bytes drop; XON when at or below the threshold.
         let ip = &mut self.ports[ingress as usize];
@@ -1197,11 +1376,14 @@ impl Network {
         p.pfc_pending = Some(quanta);
         if quanta != 0 {
             p.pause_sent += 1;
-            // Refresh before the pause runs out (a quantum is 512 bit times).
-            let pause_ps = quanta_ps(quanta, p.rate_bps);
-            let t = self.now + (pause_ps / 2).max(1);
-            p.refresh_at = t;
-            self.schedule(t, CLASS_PACKET, Ev::PfcRefresh { port });
+            // Refresh before the pause runs out (a quantum is 512 bit times); never with
+            // `no-pause-refresh`.
+            if self.cfg.switch_device.refreshes_pauses() {
+                let pause_ps = quanta_ps(quanta, p.rate_bps);
+                let t = self.now + (pause_ps / 2).max(1);
+                p.refresh_at = t;
+                self.schedule(t, CLASS_PACKET, Ev::PfcRefresh { port });
+            }
         }
         self.try_start(port, sink)
     }
@@ -1213,6 +1395,7 @@ impl Network {
         let bytes = self.slab[id as usize].wire_bytes;
         p.busy = true;
         p.tx_bytes += u64::from(bytes);
+        p.tx_payload += u64::from(self.slab[id as usize].payload);
         let done = self.now + p.ser(bytes);
         let arrive = done + p.prop_ps;
         let peer_port = p.peer_port;
@@ -1351,6 +1534,10 @@ impl Network {
             {
                 sink.record(tap, abs_ns(now), &pkt, false)?;
             }
+            if p.stap != NO_TAP {
+                let at = SwitchTapPoint::PauseReceived;
+                sink.record_switch(p.stap as usize, abs_ns(now), &pkt, at)?;
+            }
             let pause_ps = quanta_ps(pkt.pfc_quanta, p.rate_bps);
             p.pause(now, now + pause_ps);
             return self.try_start(port, sink);
@@ -1384,11 +1571,18 @@ impl Network {
         let out = self.route(node, dst, f.hash);
         let out_port = self.switches[sw].first_port + u32::from(out);
         let bytes = u64::from(pkt.wire_bytes);
+        let stap = self.ports[out_port as usize].stap;
+        if stap != NO_TAP {
+            // The port under test's ingress side: the frame as it arrived.
+            let from = self.ports[in_port as usize].peer;
+            let at = SwitchTapPoint::Arrived { from };
+            sink.record_switch(stap as usize, abs_ns(self.now), pkt, at)?;
+        }
         if matches!(kind, PacketKind::Ack | PacketKind::Nak) && self.switches[sw].fncc.is_some() {
             // FNCC-3: the data direction's egress towards the ACK's source (the receiver).
             let data_out = self.route(node, f.dst_route, f.hash);
             let hop = self.ports[(self.switches[sw].first_port + u32::from(data_out)) as usize]
-                .int_hop(self.now);
+                .int_hop(self.now, self.quirks);
             if let Some(fs) = self.switches[sw].fncc.as_mut() {
                 fs.set_port_int(usize::from(data_out), hop)?;
                 fs.forward_ack(usize::from(data_out), &mut self.slab[id as usize].int)?;
@@ -1409,14 +1603,59 @@ impl Network {
             // DCQCN-1: RED on the bytes waiting ahead of the packet (the one on the wire
             // excluded), only ECN-capable packets.
             let pkt = &mut self.slab[id as usize];
-            if let Some(red) = &self.cfg.switch.red
-                && pkt.ecn != 0
-                && should_mark(op.queued_bytes, red, &mut self.switches[sw].rng)
-            {
+            let q_enq = op.queued_bytes;
+            let (mut p, mut marked) = (0.0, false);
+            match &self.cfg.switch_device.bug {
+                None => {
+                    if let Some(red) = &self.cfg.switch.red
+                        && pkt.ecn != 0
+                    {
+                        marked = should_mark(q_enq, red, &mut self.switches[sw].rng);
+                        if self.track {
+                            p = marking_probability(q_enq, red);
+                        }
+                    }
+                }
+                Some(SwitchBug::MarkAverageQueue { avg_weight }) => {
+                    // RED on the average queue, floored to whole bytes.
+                    op.avg_q = ewma(op.avg_q, q_enq, *avg_weight);
+                    if let Some(red) = &self.cfg.switch.red
+                        && pkt.ecn != 0
+                    {
+                        let q = op.avg_q as u64;
+                        marked = should_mark(q, red, &mut self.switches[sw].rng);
+                        p = marking_probability(q, red);
+                    }
+                }
+                // Decided as it leaves.
+                Some(SwitchBug::MarkOnDequeue) => {}
+                Some(_) => {
+                    if let Some(red) = &self.cfg.switch.red
+                        && pkt.ecn != 0
+                    {
+                        marked = should_mark(q_enq, red, &mut self.switches[sw].rng);
+                        p = marking_probability(q_enq, red);
+                    }
+                }
+            }
+            if marked {
                 pkt.ecn = ECN_CE;
                 op.ecn_marked += 1;
             }
             pkt.ingress = self.ports[in_port as usize].index;
+            if self.track {
+                let i = id as usize;
+                if self.meta.len() <= i {
+                    self.meta
+                        .resize(self.slab.len().max(i + 1), PktMeta::default());
+                }
+                self.meta[i] = PktMeta {
+                    t_in_ps: self.now,
+                    q_enq,
+                    p,
+                    marked,
+                };
+            }
             let op = &mut self.ports[out_port as usize];
             op.data.push_back(id);
             op.queued_bytes += bytes;
@@ -1425,7 +1664,7 @@ impl Network {
             ip.ingress_bytes += bytes;
             if let Some(pfc) = self.cfg.switch.pfc
                 && !ip.xoff
-                && ip.ingress_bytes > pfc.xoff_bytes
+                && ip.ingress_bytes > self.xoff_at
             {
                 ip.xoff = true;
                 self.send_pfc(in_port, pfc.pause_quanta, sink)?;

@@ -3,7 +3,8 @@
 //! receiver logic, full-duplex links with a rate and a propagation delay, and output-queued
 //! switches with a shared buffer, RED/ECN marking from a seeded generator (DCQCN-1), HPCC INT
 //! stamping on data egress, FNCC INT insertion into ACKs (FNCC-3) and PFC (802.1Qbb pause
-//! frames with XOFF / XON thresholds on ingress bytes).
+//! frames with XOFF / XON thresholds on ingress bytes). The switches can have bugs and drifting
+//! INT clocks ([`switch_device`]), and their ports can be tapped ([`NetConfig::switch_taps`]).
 //!
 //! Time is integer picoseconds from 0; every timestamp leaving the engine (taps, INT `TS`, RCC
 //! shims, model events) is [`EPOCH_NS`] plus the time floored to ns. A model timer due at ns `d`
@@ -29,6 +30,7 @@ pub mod device;
 mod engine;
 pub mod metrics;
 pub mod packet;
+pub mod switch_device;
 pub mod topology;
 
 use ccreplay_codecs::Dialect;
@@ -42,6 +44,7 @@ pub use device::{DeviceConfig, NicBug, floor_rate};
 pub use engine::Network;
 pub use metrics::Metrics;
 pub use packet::{Packet, PacketKind, frame_len};
+pub use switch_device::{SwitchBug, SwitchDeviceConfig};
 pub use topology::{LinkSpec, Node, NodeId, NodeKind, Topology};
 
 /// 2025-01-01T00:00:00Z in ns since the Unix epoch: simulated time 0.
@@ -208,11 +211,72 @@ pub struct NetConfig {
     pub taps: Vec<NodeId>,
     /// The sender NIC of every host: hardware behaviours and bugs (default: the ideal NIC).
     pub device: DeviceConfig,
+    /// Every switch: bugs and INT clock drift (default: the correct switch).
+    pub switch_device: SwitchDeviceConfig,
+    /// Switch ports under test: the sink gets what arrives for them and what leaves them
+    /// ([`TapSink::record_switch`]). Default: none.
+    pub switch_taps: Vec<SwitchTap>,
+}
+
+/// A switch port under test: the egress port of `switch` facing its neighbour `peer`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SwitchTap {
+    /// The switch.
+    pub switch: NodeId,
+    /// The neighbour the port faces.
+    pub peer: NodeId,
+}
+
+/// Where a switch tap saw a frame ([`TapSink::record_switch`]). Times: a frame that arrives
+/// is recorded at the end of its reception, a frame sent at the start of its transmission
+/// (as host taps do).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum SwitchTapPoint {
+    /// The frame arrived at the switch through its port facing `from` and is routed to the
+    /// port under test: as it arrived (before this switch marks ECN or stamps INT), whether
+    /// the buffer then takes it or drops it.
+    Arrived {
+        /// The neighbour it came from.
+        from: NodeId,
+    },
+    /// A PFC frame the switch starts sending out of its port facing `to` (any port of the
+    /// switch: its ingress side's XOFF / XON).
+    PauseSent {
+        /// The neighbour it goes to.
+        to: NodeId,
+    },
+    /// The frame starts leaving the port under test (after marking and stamping): data,
+    /// control and PFC frames. For a data packet, what happened to it in the switch.
+    Departed {
+        /// Data packets: the engine's account of the packet.
+        truth: Option<DequeueTruth>,
+    },
+    /// A PFC frame arrived on the port under test from its peer.
+    PauseReceived,
+}
+
+/// What the engine knows of a data packet leaving a port under test (ground truth for tests
+/// of a judge that reconstructs it from the captures).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DequeueTruth {
+    /// When it arrived at the switch (end of reception), absolute ns.
+    pub t_in_ns: u64,
+    /// The neighbour it came from.
+    pub from: NodeId,
+    /// Bytes waiting in the egress port's queues (data and control, the frame on the wire not
+    /// counted) when it was enqueued, before it: the queue RED sees.
+    pub qlen_at_enqueue: u64,
+    /// Bytes still waiting when it left, after removing it: the queue INT `qLen` reports.
+    pub qlen_at_dequeue: u64,
+    /// Whether this switch CE-marked it.
+    pub marked: bool,
+    /// The RED marking probability applied to it (0 without RED or when not ECN-capable).
+    pub p: f64,
 }
 
 impl NetConfig {
     /// A config with the defaults: seed 0, 1 ms, 1000-byte MTU, RTO 1 ms, 1 µs samples,
-    /// [`SwitchConfig::default`], no flows, no taps and the ideal NIC.
+    /// [`SwitchConfig::default`], no flows, no taps, the ideal NIC and the correct switch.
     pub fn new(name: impl Into<String>, topology: Topology, cc: Cc) -> Self {
         NetConfig {
             name: name.into(),
@@ -228,11 +292,14 @@ impl NetConfig {
             sample_interval_ns: 1_000,
             taps: Vec::new(),
             device: DeviceConfig::default(),
+            switch_device: SwitchDeviceConfig::default(),
+            switch_taps: Vec::new(),
         }
     }
 }
 
-/// Receives the frames seen at tapped host NICs, in the order the host's models are fed.
+/// Receives the frames seen at tapped host NICs, in the order the host's models are fed, and
+/// at tapped switch ports ([`TapSink::record_switch`]).
 pub trait TapSink {
     /// `pkt` left (`outgoing`) or reached the NIC of tapped host `tap` (index in
     /// [`NetConfig::taps`]) at absolute time `t_ns`.
@@ -243,6 +310,18 @@ pub trait TapSink {
         pkt: &Packet,
         outgoing: bool,
     ) -> Result<(), NetError>;
+
+    /// `pkt` was seen at switch tap `tap` (index in [`NetConfig::switch_taps`]) at absolute
+    /// time `t_ns`, at `at`. The default ignores it.
+    fn record_switch(
+        &mut self,
+        _tap: usize,
+        _t_ns: u64,
+        _pkt: &Packet,
+        _at: SwitchTapPoint,
+    ) -> Result<(), NetError> {
+        Ok(())
+    }
 
     /// Called every 2^16 events with the simulated time, ns from 0 (progress bars).
     fn progress(&mut self, _now_ns: u64) {}

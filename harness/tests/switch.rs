@@ -1,0 +1,152 @@
+//! `ccreplay switch` (issue 16): a switch judged from taps on one egress port. The
+//! simulator's switches (scenarios/switch/) are correct unless given a bug; their
+//! `STEM.truth.jsonl` holds, per data packet, what the engine itself knew — the queue at
+//! enqueue and dequeue — against which the judge's reconstruction from the captures alone is
+//! checked.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{repo, run as ccreplay};
+
+/// Simulate `scenario` with `sets` into a fresh folder: its `STEM.switch.toml`.
+fn simulate(scenario: &str, tag: &str, sets: &[&str]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("ccreplay-switch-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let sc = repo().join(scenario);
+    let mut args = vec![
+        "sim",
+        sc.to_str().unwrap(),
+        "--out",
+        dir.to_str().unwrap(),
+        "-q",
+    ];
+    for s in sets {
+        args.extend(["--set", s]);
+    }
+    let (code, o, e) = ccreplay(&repo(), &args);
+    assert_eq!(code, 0, "{o}{e}");
+    std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.to_str().unwrap().ends_with(".switch.toml"))
+        .unwrap()
+}
+
+fn truth(setup: &Path) -> Vec<serde_json::Value> {
+    let name = setup.file_name().unwrap().to_str().unwrap();
+    let stem = name.strip_suffix(".switch.toml").unwrap();
+    std::fs::read_to_string(setup.with_file_name(format!("{stem}.truth.jsonl")))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn the_reconstructed_queue_is_the_engines_within_a_frame() {
+    for (sc, tag) in [
+        ("scenarios/switch/dcqcn_marking.toml", "q-dcqcn"),
+        ("scenarios/switch/hpcc_int.toml", "q-hpcc"),
+    ] {
+        let setup_path = simulate(sc, tag, &[]);
+        let setup = ccreplay::switch::Setup::load(&setup_path).unwrap();
+        let port =
+            ccreplay::switch::taps::Port::read(&setup, setup_path.parent().unwrap()).unwrap();
+        let t = truth(&setup_path);
+        assert_eq!(
+            port.packets.len(),
+            t.len(),
+            "{tag}: every data packet aligned"
+        );
+        let (mut worst_in, mut worst_out, mut exact) = (0u64, 0u64, 0usize);
+        for (p, t) in port.packets.iter().zip(&t) {
+            assert_eq!(p.t_in, t["t_in"].as_u64().unwrap(), "{tag}");
+            assert_eq!(p.t_out, t["t_out"].as_u64().unwrap(), "{tag}");
+            let (qi, qo) = (
+                t["qlen_at_enqueue"].as_u64().unwrap(),
+                t["qlen_at_dequeue"].as_u64().unwrap(),
+            );
+            worst_in = worst_in.max(p.q_enqueue.abs_diff(qi));
+            worst_out = worst_out.max(p.q_dequeue.abs_diff(qo));
+            exact += usize::from(p.q_enqueue == qi && p.q_dequeue == qo);
+        }
+        println!(
+            "{tag}: {exact} of {} exact; worst {worst_in} / {worst_out} B",
+            t.len()
+        );
+        // Packets arriving on several ports in the same ns are ordered by tap, not as the
+        // engine took them: at most a frame per other port (two here), on < 1 % of packets.
+        assert!(
+            worst_in <= 2_200 && worst_out <= 2_200,
+            "{tag}: {worst_in} / {worst_out}"
+        );
+        assert!(exact * 100 >= t.len() * 99, "{tag}: {exact} of {}", t.len());
+        let _ = std::fs::remove_dir_all(setup_path.parent().unwrap());
+    }
+}
+
+const SEEDS: u64 = 20;
+const MARKING: &str = "scenarios/switch/dcqcn_marking.toml";
+const INT: &str = "scenarios/switch/hpcc_int.toml";
+
+/// Exit statuses of `ccreplay switch` over seeds 1..=20 of `scenario` with `sets`.
+fn sweep(scenario: &str, sets: &[&str]) -> Vec<(u64, i32, String)> {
+    (1..=SEEDS)
+        .map(|seed| {
+            let seed_set = format!("seed={seed}");
+            let mut all = vec![seed_set.as_str()];
+            all.extend_from_slice(sets);
+            let tag = format!(
+                "sweep-{}-{seed}",
+                sets.join("_").replace(['"', '=', '.', '/'], "")
+            );
+            let setup = simulate(scenario, &tag, &all);
+            let (code, o, e) = ccreplay(&repo(), &["switch", setup.to_str().unwrap()]);
+            let _ = std::fs::remove_dir_all(setup.parent().unwrap());
+            (seed, code, format!("{o}{e}"))
+        })
+        .collect()
+}
+
+#[rstest::rstest]
+#[case::marking_correct(MARKING, &[], 0)]
+#[case::marking_clock_drift(MARKING, &["switch_device.clock_drift_ppm=100"], 0)]
+#[case::marking_mirror_drops(MARKING, &["switch_taps.0.drop_ppm=1000"], 0)]
+#[case::int_correct(INT, &[], 0)]
+#[case::int_clock_drift(INT, &["switch_device.clock_drift_ppm=100"], 0)]
+#[case::int_mirror_drops(INT, &["switch_taps.0.drop_ppm=1000"], 0)]
+#[case::int_mirror_drops_1pct(INT, &["switch_taps.0.drop_ppm=10000"], 0)]
+#[case::mark_average_queue(MARKING, &["switch_device.bug=\"mark-average-queue\""], 1)]
+#[case::xoff_threshold_off(MARKING, &["switch_device.bug=\"xoff-threshold-off\""], 1)]
+#[case::no_pause_refresh(MARKING, &["switch_device.bug=\"no-pause-refresh\""], 1)]
+#[case::txbytes_no_headers(INT, &["switch_device.bug=\"txbytes-no-headers\""], 1)]
+#[case::qlen_wrong_unit(INT, &["switch_device.bug=\"qlen-wrong-unit\""], 1)]
+#[case::ingress_timestamp(INT, &["switch_device.bug=\"ingress-timestamp\""], 1)]
+fn over_twenty_seeds(#[case] scenario: &str, #[case] sets: &[&str], #[case] want: i32) {
+    let r = sweep(scenario, sets);
+    let wrong: Vec<_> = r.iter().filter(|x| x.1 != want).collect();
+    assert!(
+        wrong.is_empty(),
+        "{scenario} {sets:?}: {} of {SEEDS} seeds not exit {want}; seed {}:\n{}",
+        wrong.len(),
+        wrong[0].0,
+        wrong[0].2
+    );
+}
+
+/// Marking on the queue a packet leaves behind instead of the one it found: the two are close
+/// at this load, and the likelihood-ratio test (false alarm at most alpha = 0.001) tells them
+/// apart on 19 of the 20 seeds — seed 5's marks fit both about equally.
+#[test]
+fn marking_at_dequeue_is_caught_on_nineteen_of_twenty_seeds() {
+    let r = sweep(MARKING, &["switch_device.bug=\"mark-on-dequeue\""]);
+    let missed: Vec<u64> = r.iter().filter(|x| x.1 != 1).map(|x| x.0).collect();
+    assert_eq!(
+        missed,
+        vec![5],
+        "{:?}",
+        r.iter().map(|x| (x.0, x.1)).collect::<Vec<_>>()
+    );
+}
