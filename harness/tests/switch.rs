@@ -150,3 +150,46 @@ fn marking_at_dequeue_is_caught_on_nineteen_of_twenty_seeds() {
         r.iter().map(|x| (x.0, x.1)).collect::<Vec<_>>()
     );
 }
+
+/// The outputs: JSON with the marking bins, a JUnit case per capability (the failing one with
+/// its finding), an HTML page with the marking chart; exit 1 on a bug.
+#[test]
+fn json_junit_and_html_carry_the_verdict() {
+    let setup = simulate(MARKING, "outputs", &["switch_device.bug=\"xoff-threshold-off\""]);
+    let dir = setup.parent().unwrap().to_path_buf();
+    let (junit, html) = (dir.join("switch.xml"), dir.join("switch.html"));
+    let (code, out, err) = ccreplay(
+        &repo(),
+        &[
+            "switch",
+            setup.to_str().unwrap(),
+            "--format",
+            "json",
+            "--junit",
+            junit.to_str().unwrap(),
+            "--report",
+            html.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 1, "{out}{err}");
+    let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(j["ok"], false);
+    assert!(j["marking"]["bins"].as_array().unwrap().len() >= 4, "{j}");
+    assert!(
+        j["failures"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["check"] == "pfc.xoff_missing"),
+        "{j}"
+    );
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(xml.contains("name=\"marking\""), "{xml}");
+    assert!(xml.contains("name=\"pfc\""), "{xml}");
+    assert_eq!(xml.matches("<failure").count(), 1, "{xml}");
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("ECN marking at sw0:h2"), "chart title");
+    assert!(page.contains("observed (share marked per bin)"), "legend");
+    assert!(page.contains("DEVIATES"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
