@@ -155,7 +155,11 @@ fn marking_at_dequeue_is_caught_on_nineteen_of_twenty_seeds() {
 /// its finding), an HTML page with the marking chart; exit 1 on a bug.
 #[test]
 fn json_junit_and_html_carry_the_verdict() {
-    let setup = simulate(MARKING, "outputs", &["switch_device.bug=\"xoff-threshold-off\""]);
+    let setup = simulate(
+        MARKING,
+        "outputs",
+        &["switch_device.bug=\"xoff-threshold-off\""],
+    );
     let dir = setup.parent().unwrap().to_path_buf();
     let (junit, html) = (dir.join("switch.xml"), dir.join("switch.html"));
     let (code, out, err) = ccreplay(

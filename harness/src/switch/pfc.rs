@@ -84,15 +84,25 @@ pub fn judge(port: &Port, setup: &Setup, cfg: &Pfc, opts: &Options) -> Report {
         // The pause in force: (its last pause frame, expires).
         let mut paused: Option<(u64, u64)> = None;
         let sentinel = u64::MAX - opts.timing_ns;
-        let occ_at = |ev: &[(u64, i64)], t: u64| -> i64 {
-            ev.iter().take_while(|e| e.0 <= t).map(|e| e.1).sum()
+        // Occupancy at any time by binary search on the running sums; arrivals in a span
+        // likewise (both sorted by time): every check is O(log n).
+        let mut cum = Vec::with_capacity(ev.len() + 1);
+        cum.push(0i64);
+        for e in &ev {
+            cum.push(cum.last().copied().unwrap_or(0) + e.1);
+        }
+        let occ_at = |t: u64| -> i64 { cum[ev.partition_point(|e| e.0 <= t)] };
+        let data = &port.ingress_data[i];
+        let arrivals_in = |from: u64, to: u64| -> usize {
+            data.partition_point(|d| d.0 <= to)
+                .saturating_sub(data.partition_point(|d| d.0 <= from))
         };
         let mut last_t = 0;
         for &(t, d) in &ev {
             // Pause frames up to this change.
             while k < frames.len() && frames[k].t <= t {
                 let f = frames[k];
-                let o = bytes(occ_at(&ev, f.t));
+                let o = bytes(occ_at(f.t));
                 if let Some((_, exp)) = paused
                     && f.t > exp + opts.timing_ns
                 {
@@ -154,16 +164,14 @@ pub fn judge(port: &Port, setup: &Setup, cfg: &Pfc, opts: &Options) -> Report {
             // The upstream quiet after the pause expired: a refresh was in force (the tap lost it).
             let quiet_after = |from: u64| {
                 let (from, window) = (from + 2 * opts.timing_ns, pause_ns.min(5_000));
-                !port.ingress_data[i]
-                    .iter()
-                    .any(|&(ta, _, _)| ta > from && ta <= from + window)
+                arrivals_in(from, from + window) == 0
             };
             if let Some((_, exp)) = paused
                 && t > exp + opts.timing_ns
-                && bytes(occ_at(&ev, exp)) > cfg.xon_bytes + guard
+                && bytes(occ_at(exp)) > cfg.xon_bytes + guard
                 && !quiet_after(exp)
             {
-                let occ = bytes(occ_at(&ev, exp));
+                let occ = bytes(occ_at(exp));
                 fail(
                     &mut r,
                     "pfc.refresh",
@@ -184,11 +192,7 @@ pub fn judge(port: &Port, setup: &Setup, cfg: &Pfc, opts: &Options) -> Report {
                 && t > last + 2 * opts.timing_ns
                 && t < exp
                 // A frame or two still in flight when the pause took hold are no resumption.
-                && port.ingress_data[i]
-                    .iter()
-                    .filter(|&&(ta, _, _)| ta > last + 2 * opts.timing_ns && ta <= t)
-                    .count()
-                    >= 2
+                && arrivals_in(last + 2 * opts.timing_ns, t) >= 2
             {
                 r.xon_inferred += 1;
                 paused = None;
@@ -203,9 +207,7 @@ pub fn judge(port: &Port, setup: &Setup, cfg: &Pfc, opts: &Options) -> Report {
                 let settle = 2 * opts.timing_ns;
                 let window = pause_ns.min(5_000);
                 let from = t + settle;
-                let quiet = !port.ingress_data[i]
-                    .iter()
-                    .any(|&(ta, _, _)| ta > from && ta <= from + window);
+                let quiet = arrivals_in(from, from + window) == 0;
                 if next > t + opts.timing_ns && !quiet {
                     fail(
                         &mut r,
