@@ -3,7 +3,9 @@
 //! and PFC at an incast port) and `scenarios/switch/hpcc_int.toml` (INT at the second switch
 //! of a chain): the egress mirror against the engine's truth file, the ingress captures
 //! against the senders' own taps, marks and INT records present only after the switch, the
-//! manifest replaying, the switch's configuration file, and a lossy mirror.
+//! manifest replaying, the switch's configuration file, and a lossy mirror; and
+//! `scenarios/switch/fncc_int.toml` (FNCC on the same chain): the ACKs that got the port's INT
+//! record (`STEM.ack.pcap`) against `STEM.ack_truth.jsonl`.
 
 mod common;
 
@@ -13,7 +15,7 @@ use std::path::PathBuf;
 
 use ccreplay::replay::Trace;
 use ccreplay::sim::scenario::Override;
-use ccreplay::sim::{Scenario, SimOutput, SwitchCapture, simulate};
+use ccreplay::sim::{Scenario, SimOutput, SwitchCapture, simulate, write};
 use ccreplay_codecs::capture::CaptureReader;
 use ccreplay_codecs::packet::{DecodeConfig, Packet, Shim};
 use ccreplay_codecs::shim::int::IntHop;
@@ -553,4 +555,144 @@ fn switch_tap_and_device_errors() {
         let e = err(&[set]);
         assert!(e.contains(want), "{set}: {e}");
     }
+}
+
+/// One line of `STEM.ack_truth.jsonl`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct AckTruth {
+    t: u64,
+    hop_index: usize,
+    tx: u64,
+    queued: u64,
+}
+
+fn ack_truth(c: &SwitchCapture) -> Vec<AckTruth> {
+    c.ack_truth
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+            assert_eq!(keys, ["t", "hop_index", "tx_bytes_sent", "queued_bytes"]);
+            AckTruth {
+                t: v["t"].as_u64().unwrap(),
+                hop_index: v["hop_index"].as_u64().unwrap() as usize,
+                tx: v["tx_bytes_sent"].as_u64().unwrap(),
+                queued: v["queued_bytes"].as_u64().unwrap(),
+            }
+        })
+        .collect()
+}
+
+/// FNCC-3 seen from the port under test: `STEM.ack.pcap` holds exactly the ACKs of
+/// `STEM.ack_truth.jsonl`, in order, at its `t`, each from the data flows' receiver h2 and
+/// leaving the switch with the switch's record as its last one, at `hop_index`: 0 at sw1 (the
+/// data path's last hop, the first switch the ACK crosses), 1 at sw0 (h0's flow only, after
+/// sw1's record). Each record is the port's counters at that instant, computed here from the
+/// truth line and the `[int]` settings of `STEM.switch.toml`: ts = (t + int_ts_offset_ns +
+/// switch_index × int_ts_step_ns) mod 2^24, txBytes = floor((tx_bytes_sent +
+/// int_tx_bytes_offset) / 128) mod 2^20, qLen = floor(queued_bytes / 80); sw1's ts and txBytes
+/// each wrap once. Written to disk, the two files sit beside the others and `acks` names the
+/// pcap; an HPCC tap has neither.
+#[test]
+fn fncc_ack_int_is_the_ack_truth() {
+    let out = run("fncc_int", &[]);
+    let stems: Vec<&str> = out
+        .switch_captures
+        .iter()
+        .map(|c| c.stem.as_str())
+        .collect();
+    assert_eq!(stems, ["sw1_h2", "sw0_sw1"]);
+    for (c, want_index, want_n) in [
+        (&out.switch_captures[0], 0usize, 1300..1500),
+        (&out.switch_captures[1], 1, 650..800),
+    ] {
+        let tr = ack_truth(c);
+        assert!(want_n.contains(&tr.len()), "{}: {}", c.stem, tr.len());
+        assert_eq!(c.ack_truth_packets, tr.len() as u64);
+        assert_eq!(c.ack_packets, tr.len() as u64);
+        let sw: toml::Table = c.switch_toml.parse().unwrap();
+        assert_eq!(
+            sw["acks"].as_str(),
+            Some(format!("{}.ack.pcap", c.stem).as_str())
+        );
+        let int = |k: &str| sw["int"][k].as_integer().unwrap() as u64;
+        let ts_offset = int("int_ts_offset_ns") + int("switch_index") * int("int_ts_step_ns");
+        let tx_offset = int("int_tx_bytes_offset");
+        let cfg = DecodeConfig::for_dialect(Dialect::Fncc);
+        let recs = records(c.ack_pcap.as_ref().unwrap());
+        assert_eq!(recs.len(), tr.len());
+        let (mut ts_wraps, mut tx_wraps, mut b) = (0, 0, None);
+        let mut prev: Option<IntHop> = None;
+        for ((t_ns, d), t) in recs.iter().zip(&tr) {
+            assert_eq!(*t_ns, t.t);
+            assert_eq!(t.hop_index, want_index);
+            let p = Packet::decode(d, d.len(), LinkStart::Ethernet, &cfg);
+            assert!(p.error.is_none(), "{:?}", p.error);
+            let r = p.roce.unwrap();
+            assert!(r.bth.opcode().is_ack());
+            let std::net::IpAddr::V4(src) = p.ip.unwrap().addrs.src() else {
+                panic!()
+            };
+            assert_eq!(src.octets()[3], octet("h2"));
+            let stack = r.int_stack().unwrap();
+            assert_eq!(usize::from(stack.n_hop()), t.hop_index + 1);
+            let h = stack.hop(t.hop_index).unwrap();
+            assert_eq!(u64::from(h.ts), (t.t + ts_offset) % (1 << 24));
+            assert_eq!(
+                u64::from(h.tx_bytes),
+                ((t.tx + tx_offset) / 128) % (1 << 20)
+            );
+            assert_eq!(u64::from(h.qlen), (t.queued / 80).min(0xFFFF));
+            assert_eq!(*b.get_or_insert(h.b), h.b);
+            if let Some(p) = prev {
+                ts_wraps += usize::from(h.ts < p.ts);
+                tx_wraps += usize::from(h.tx_bytes < p.tx_bytes);
+            }
+            prev = Some(h);
+        }
+        assert!(
+            tr.windows(2)
+                .all(|w| w[0].t <= w[1].t && w[0].tx <= w[1].tx)
+        );
+        if c.stem == "sw1_h2" {
+            assert_eq!((ts_wraps, tx_wraps), (1, 1));
+            assert!(tr.iter().filter(|t| t.queued > 0).count() > 100);
+        }
+    }
+    let dir = std::env::temp_dir().join(format!("ccreplay-ack-taps-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    write(&out, &dir, false).unwrap();
+    for c in &out.switch_captures {
+        let pcap = fs::read(dir.join(format!("{}.ack.pcap", c.stem))).unwrap();
+        assert_eq!(Some(&pcap), c.ack_pcap.as_ref());
+        let lines = fs::read_to_string(dir.join(format!("{}.ack_truth.jsonl", c.stem))).unwrap();
+        assert_eq!(lines, c.ack_truth);
+    }
+    let _ = fs::remove_dir_all(&dir);
+    let hpcc = run("hpcc_int", &[]);
+    let c = &hpcc.switch_captures[0];
+    assert!(c.ack_pcap.is_none() && c.ack_truth.is_empty());
+    assert!(!c.switch_toml.contains("acks"));
+}
+
+/// With `drop_ppm` the ACK mirror loses frames like the other files (its own generator), the
+/// ACK truth file keeps every line, and the egress mirror still loses the same frames as
+/// without the ACK file.
+#[test]
+fn fncc_ack_mirror_drops_frames() {
+    let exact = run("fncc_int", &[]);
+    let lossy = run("fncc_int", &["switch_taps.0.drop_ppm=100000"]);
+    let (e, l) = (&exact.switch_captures[0], &lossy.switch_captures[0]);
+    assert_eq!(e.ack_truth, l.ack_truth);
+    let all = records(e.ack_pcap.as_ref().unwrap());
+    let kept = records(l.ack_pcap.as_ref().unwrap());
+    let ratio = kept.len() as f64 / all.len() as f64;
+    assert!((0.85..0.95).contains(&ratio), "{ratio}");
+    let mut it = all.iter();
+    assert!(kept.iter().all(|k| it.any(|a| a == k)));
+    // The other entry is exact.
+    assert_eq!(
+        exact.switch_captures[1].ack_pcap,
+        lossy.switch_captures[1].ack_pcap
+    );
 }

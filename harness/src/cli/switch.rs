@@ -88,10 +88,11 @@ fn text(v: &Verdict) -> String {
         }
         let _ = writeln!(s, "  each bin tested at p < {:.2e}", m.alpha_bin);
     }
-    if let Some(i) = &v.int {
+    for (label, r) in [("INT", &v.int), ("INT in ACKs (FNCC)", &v.int_ack)] {
+        let Some(i) = r else { continue };
         let _ = writeln!(
             s,
-            "INT: {} records; failed nHop {}, B {}, txBytes {}, TS {}, qLen {}; txBytes within {} \
+            "{label}: {} records; failed nHop {}, B {}, txBytes {}, TS {}, qLen {}; txBytes within {} \
              B, qLen within {} B; clock offset {:.0} ns, drift {:.2} ppm, TS residual {:.0} ns \
              (against arrivals {:.0} ns)",
             i.records,
@@ -179,6 +180,15 @@ fn json(v: &Verdict) -> serde_json::Value {
             "ts_residual_ns": i.ts_residual_ns.0,
             "ts_residual_vs_arrival_ns": i.ts_residual_ns.1,
         })),
+        "int_ack": v.int_ack.as_ref().map(|i| json!({
+            "records": i.records,
+            "failed": {"b": i.failed[1], "tx_bytes": i.failed[2], "ts": i.failed[3], "qlen": i.failed[4]},
+            "tx_bytes_error": i.tx_bytes_error,
+            "qlen_error": i.qlen_error,
+            "clock_offset_ns": i.clock_offset_ns,
+            "clock_drift_ppm": i.clock_drift_ppm,
+            "ts_residual_ns": i.ts_residual_ns.0,
+        })),
         "pfc": v.pfc.as_ref().map(|p| json!({
             "xoff": p.xoff, "xon": p.xon, "peak_bytes": p.peak_bytes, "failed": p.failed,
         })),
@@ -216,7 +226,10 @@ fn junit_suite(v: &Verdict, body: &str) -> Suite {
         case("marking", of("marking"));
     }
     if v.int.is_some() {
-        case("int", of("int"));
+        case("int", of("int."));
+    }
+    if v.int_ack.is_some() {
+        case("int_ack", of("int_ack"));
     }
     if v.pfc.is_some() {
         case("pfc", of("pfc"));

@@ -27,8 +27,8 @@ use ccreplay_reference_cc::Decision;
 use ccreplay_reference_cc::dcqcn::NicParams;
 use ccreplay_reference_cc::dcqcn::cp::SplitMix64;
 use ccreplay_reference_cc::net::{
-    Cc, DequeueTruth, Metrics, NetConfig, NetError, Network, NodeId, NodeKind, Packet, RunResult,
-    SwitchTapPoint, TapSink,
+    AckIntTruth, Cc, DequeueTruth, Metrics, NetConfig, NetError, Network, NodeId, NodeKind, Packet,
+    RunResult, SwitchTapPoint, TapSink,
 };
 
 use crate::manifest::{
@@ -151,6 +151,15 @@ pub struct SwitchCapture {
     pub truth: String,
     /// Lines in it.
     pub truth_packets: u64,
+    /// FNCC only: `STEM.ack.pcap`, every ACK and NAK the switch forwards with the port's INT
+    /// record pushed into it, at its arrival, as it leaves; `None` for other models.
+    pub ack_pcap: Option<Vec<u8>>,
+    /// Records in it.
+    pub ack_packets: u64,
+    /// FNCC only: `STEM.ack_truth.jsonl`, one line per such ACK (empty for other models).
+    pub ack_truth: String,
+    /// Lines in it.
+    pub ack_truth_packets: u64,
 }
 
 /// One ingress capture of a switch tap.
@@ -206,8 +215,12 @@ pub fn bundled(name: &str) -> Result<Scenario, SimError> {
 const JITTER_STREAM: u64 = 0x5441_504A << 32;
 const DROP_STREAM: u64 = 0x5441_5044 << 32;
 /// Seed offset of a switch tap's drop generators ("STPD"); each file of an entry has its own
-/// (entry << 16 | file, file 0 the egress mirror, 1 + port index an ingress capture).
+/// (entry << 16 | file, file 0 the egress mirror, 1 + port index an ingress capture,
+/// [`ACK_DROP_FILE`] the ACK mirror of an FNCC run).
 const SWITCH_DROP_STREAM: u64 = 0x5354_5044 << 32;
+/// The file number of `STEM.ack.pcap` in a switch tap entry's drop seed (ingress files use
+/// their port index + 1).
+const ACK_DROP_FILE: u64 = 0xAC4B;
 
 /// `x` (uniform in 0..2^64) scaled to `0..n`.
 #[inline]
@@ -303,6 +316,10 @@ struct SwitchOut {
     ins: Vec<Option<TapOut>>,
     truth: String,
     truth_packets: u64,
+    /// FNCC: `STEM.ack.pcap`.
+    acks: Option<TapOut>,
+    ack_truth: String,
+    ack_truth_packets: u64,
 }
 
 impl SwitchOut {
@@ -370,6 +387,13 @@ impl TapSink for Taps<'_> {
                         so.truth_packets += 1;
                     }
                 }
+                SwitchTapPoint::AckInt { truth } => {
+                    if let Some(acks) = so.acks.as_mut() {
+                        acks.record(t_ns, bytes)?;
+                        ack_truth_line(&mut so.ack_truth, t_ns, &truth);
+                        so.ack_truth_packets += 1;
+                    }
+                }
             }
         }
         Ok(())
@@ -393,6 +417,18 @@ fn truth_line(out: &mut String, t_out_ns: u64, pkt: &Packet, tr: &DequeueTruth, 
         "qlen_at_dequeue": tr.qlen_at_dequeue,
         "marked": tr.marked,
         "p": tr.p,
+    });
+    out.push_str(&line.to_string());
+    out.push('\n');
+}
+
+/// One line of `STEM.ack_truth.jsonl` (docs/sim.md "Switch port taps").
+fn ack_truth_line(out: &mut String, t_ns: u64, tr: &AckIntTruth) {
+    let line = serde_json::json!({
+        "t": t_ns,
+        "hop_index": tr.hop_index,
+        "tx_bytes_sent": tr.tx_bytes,
+        "queued_bytes": tr.queued_bytes,
     });
     out.push_str(&line.to_string());
     out.push('\n');
@@ -472,6 +508,12 @@ pub fn simulate(
             out: TapOut::exact(t.drop_ppm, drop_seed)?,
             truth: String::new(),
             truth_packets: 0,
+            acks: match cfg.cc {
+                Cc::Fncc(_) => Some(TapOut::exact(t.drop_ppm, drop_seed ^ ACK_DROP_FILE)?),
+                _ => None,
+            },
+            ack_truth: String::new(),
+            ack_truth_packets: 0,
         });
     }
     let mut taps = Taps {
@@ -560,6 +602,10 @@ fn switch_capture(
     let port_rate = rate(peer);
     let manifest = switch_manifest(sc, cfg, base_rtt_ns, t, port_rate, red_seed)?;
     let switch_toml = switch_toml(sc, cfg, t, port_rate, index, red_seed, &ingress);
+    let (ack_packets, ack_pcap) = match so.acks {
+        Some(a) => (a.packets, Some(a.writer.into_inner()?)),
+        None => (0, None),
+    };
     Ok(SwitchCapture {
         stem: t.stem.clone(),
         switch: t.switch.clone(),
@@ -571,6 +617,10 @@ fn switch_capture(
         switch_toml,
         truth: so.truth,
         truth_packets: so.truth_packets,
+        ack_pcap,
+        ack_packets,
+        ack_truth: so.ack_truth,
+        ack_truth_packets: so.ack_truth_packets,
     })
 }
 
@@ -662,6 +712,10 @@ fn switch_toml(
     o += &format!("port_peer = {}\n", q(&t.peer));
     o += &format!("port_rate_bps = {port_rate_bps}\n");
     o += &format!("capture = {}\n", q(&format!("{}.out.pcap", t.stem)));
+    // FNCC: the ACKs that got the port's INT record (the same condition as `SwitchOut::acks`).
+    if matches!(cfg.cc, Cc::Fncc(_)) {
+        o += &format!("acks = {}\n", q(&format!("{}.ack.pcap", t.stem)));
+    }
     o += &format!("dialect = {}\n", q(cfg.cc.dialect().name()));
     o += &format!("buffer_bytes = {}\n", sw.buffer_bytes);
     o += "# The seed of the switch's RED generator (SplitMix64; the scenario seed for sw0).\n";
@@ -888,6 +942,13 @@ pub fn write(out: &SimOutput, dir: &Path, metrics: bool) -> Result<Vec<PathBuf>,
             c.switch_toml.as_bytes(),
         ));
         files.push((dir.join(format!("{stem}.truth.jsonl")), c.truth.as_bytes()));
+        if let Some(acks) = &c.ack_pcap {
+            files.push((dir.join(format!("{stem}.ack.pcap")), acks));
+            files.push((
+                dir.join(format!("{stem}.ack_truth.jsonl")),
+                c.ack_truth.as_bytes(),
+            ));
+        }
     }
     let text;
     if metrics {

@@ -17,6 +17,7 @@
 use ccreplay_codecs::shim::int::LineRate;
 
 use super::taps::Port;
+
 use super::{Failure, Options, Setup};
 
 /// txBytes unit, bytes.
@@ -63,15 +64,82 @@ fn fit(xs: &[f64], ys: &[f64]) -> (f64, f64, f64) {
     (a, b, worst)
 }
 
-/// Judge the records this switch stamped; `None` when no packet carried INT.
+/// One record this switch wrote, with what the taps say it should hold.
+struct Rec {
+    /// When it was written (a data packet's departure, an ACK's arrival), ns.
+    t: u64,
+    /// A data packet's arrival (to tell an ingress stamp), ns.
+    t_in: Option<u64>,
+    /// nHop before and after the switch (data packets).
+    nhop: Option<(u8, u8)>,
+    hop: ccreplay_codecs::shim::int::IntHop,
+    /// Frame bytes that had started to leave the port before `t`.
+    departed: u64,
+    /// Bytes queued at the port at `t`.
+    queue: u64,
+}
+
+/// Judge the records this switch stamped into data packets (HPCC); `None` when no packet
+/// carried INT.
 pub fn judge(port: &Port, setup: &Setup, opts: &Options) -> Option<Report> {
-    let stamped: Vec<_> = port.packets.iter().filter(|p| p.int.is_some()).collect();
-    if stamped.is_empty() {
-        return None;
-    }
+    let recs: Vec<Rec> = port
+        .packets
+        .iter()
+        .filter_map(|p| {
+            let (n_in, n_out, hop) = p.int?;
+            Some(Rec {
+                t: p.t_out,
+                t_in: Some(p.t_in),
+                nhop: Some((n_in, n_out)),
+                hop,
+                departed: port.departed_cum[p.out_index],
+                queue: p.q_dequeue,
+            })
+        })
+        .collect();
+    (!recs.is_empty()).then(|| check(&recs, port, setup, opts, "int"))
+}
+
+/// Judge the records this switch wrote into ACKs for the port under test (FNCC-3: the data
+/// path's INT carried back); `None` without an ACK capture.
+pub fn judge_acks(port: &Port, setup: &Setup, opts: &Options) -> Option<Report> {
+    setup.acks.as_ref()?;
+    let recs: Vec<Rec> = port
+        .ack_records
+        .iter()
+        .map(|&(t, hop)| Rec {
+            t,
+            t_in: None,
+            nhop: None,
+            hop,
+            departed: port.departed_before(t),
+            queue: port.queue_at(t),
+        })
+        .collect();
+    Some(check(&recs, port, setup, opts, "int_ack"))
+}
+
+fn check(recs: &[Rec], port: &Port, setup: &Setup, opts: &Options, what: &'static str) -> Report {
     let mut r = Report {
-        records: stamped.len() as u64,
+        records: recs.len() as u64,
         ..Report::default()
+    };
+    let Some(r0) = recs.first() else {
+        return r;
+    };
+    let name = |field: &str| -> &'static str {
+        match (what, field) {
+            ("int", "nhop") => "int.nhop",
+            ("int", "B") => "int.B",
+            ("int", "txBytes") => "int.txBytes",
+            ("int", "ts") => "int.ts",
+            ("int", _) => "int.qLen",
+            (_, "nhop") => "int_ack.nhop",
+            (_, "B") => "int_ack.B",
+            (_, "txBytes") => "int_ack.txBytes",
+            (_, "ts") => "int_ack.ts",
+            _ => "int_ack.qLen",
+        }
     };
     let mut first = [true; 5];
     let mut fail = |r: &mut Report, i: usize, check: &'static str, t: u64, m: String| {
@@ -86,37 +154,24 @@ pub fn judge(port: &Port, setup: &Setup, opts: &Options) -> Option<Report> {
         }
     };
     let code = LineRate::from_bps(setup.port_rate_bps).map(|c| c.0);
-    // Cumulative departed bytes before each departure.
-    let mut before = Vec::with_capacity(port.departures.len());
-    let mut acc = 0u64;
-    for &(_, len) in &port.departures {
-        before.push(acc);
-        acc += u64::from(len);
-    }
-    let (p0, h0) = {
-        let p = stamped[0];
-        (p, p.int.map(|x| x.2).unwrap_or_default())
-    };
-    let mut tx_unwrapped = 0u64;
-    let mut ts_unwrapped = 0u64;
-    let mut prev = h0;
     let max_frame = port
         .departures
         .iter()
         .map(|d| u64::from(d.1))
         .max()
         .unwrap_or(0);
+    let (mut tx_unwrapped, mut ts_unwrapped, mut prev) = (0u64, 0u64, r0.hop);
     let (mut xs_out, mut xs_in, mut ys) = (Vec::new(), Vec::new(), Vec::new());
-    for p in &stamped {
-        let Some((n_in, n_out, hop)) = p.int else {
-            continue;
-        };
-        if n_out != n_in.wrapping_add(1) {
+    for p in recs {
+        let hop = p.hop;
+        if let Some((n_in, n_out)) = p.nhop
+            && n_out != n_in.wrapping_add(1)
+        {
             fail(
                 &mut r,
                 0,
-                "int.nhop",
-                p.t_out,
+                name("nhop"),
+                p.t,
                 format!("nHop {n_in} on arrival, {n_out} on departure: one hop adds one record"),
             );
         }
@@ -124,8 +179,8 @@ pub fn judge(port: &Port, setup: &Setup, opts: &Options) -> Option<Report> {
             fail(
                 &mut r,
                 1,
-                "int.B",
-                p.t_out,
+                name("B"),
+                p.t,
                 format!(
                     "B = {} where the port's {} bps is code {}",
                     hop.b,
@@ -137,13 +192,13 @@ pub fn judge(port: &Port, setup: &Setup, opts: &Options) -> Option<Report> {
         tx_unwrapped += hop.tx_bytes_delta(prev);
         ts_unwrapped += hop.ts_delta_ns(prev);
         prev = hop;
-        let departed = before[p.out_index] - before[p0.out_index];
+        let departed = p.departed - r0.departed;
         // Frames the mirror lost left all the same: the counter may run ahead of what the
         // mirror shows by them, never behind.
         let unseen: u64 = port
             .unseen_departures
             .iter()
-            .filter(|u| u.0 > p0.t_out && u.0 <= p.t_out)
+            .filter(|u| u.0 > r0.t && u.0 <= p.t)
             .map(|u| u64::from(u.1))
             .sum();
         let slack = max_frame + 2 * TX_UNIT;
@@ -157,32 +212,32 @@ pub fn judge(port: &Port, setup: &Setup, opts: &Options) -> Option<Report> {
             fail(
                 &mut r,
                 2,
-                "int.txBytes",
-                p.t_out,
+                name("txBytes"),
+                p.t,
                 format!(
-                    "txBytes advanced {tx_unwrapped} B since the first stamped packet, {departed} B \
-                     of frames left the port (allowed: one frame and two 128-byte units)"
+                    "txBytes advanced {tx_unwrapped} B since the first record, {departed} B of \
+                     frames left the port (allowed: one frame and two 128-byte units)"
                 ),
             );
         }
         let q = hop.qlen_bytes();
-        let qerr = q.abs_diff(p.q_dequeue);
+        let qerr = q.abs_diff(p.queue);
         r.qlen_error = r.qlen_error.max(qerr);
         if qerr > opts.guard_bytes + 80 {
             fail(
                 &mut r,
                 4,
-                "int.qLen",
-                p.t_out,
+                name("qLen"),
+                p.t,
                 format!(
                     "qLen says {q} B queued, the taps show {} B (allowed: {} B)",
-                    p.q_dequeue,
+                    p.queue,
                     opts.guard_bytes + 80
                 ),
             );
         }
-        xs_out.push((p.t_out - p0.t_out) as f64);
-        xs_in.push(p.t_in as f64 - p0.t_out as f64);
+        xs_out.push((p.t - r0.t) as f64);
+        xs_in.push(p.t_in.map_or(p.t, |t| t) as f64 - r0.t as f64);
         ys.push(ts_unwrapped as f64);
     }
     let (a, b, worst_out) = fit(&xs_out, &ys);
@@ -192,10 +247,10 @@ pub fn judge(port: &Port, setup: &Setup, opts: &Options) -> Option<Report> {
     r.ts_residual_ns = (worst_out, worst_in);
     let tol = opts.timing_ns as f64;
     if worst_out > tol {
-        let stamped_in = worst_in < worst_out / 2.0;
+        let stamped_in = recs[0].t_in.is_some() && worst_in < worst_out / 2.0;
         r.failed[3] += 1;
         r.failures.push(Failure {
-            check: "int.ts",
+            check: name("ts"),
             message: if stamped_in {
                 format!(
                     "TS follows the packets' arrival (largest residual {worst_in:.0} ns) and not \
@@ -211,7 +266,7 @@ pub fn judge(port: &Port, setup: &Setup, opts: &Options) -> Option<Report> {
             t_ns: None,
         });
     }
-    Some(r)
+    r
 }
 
 #[cfg(test)]

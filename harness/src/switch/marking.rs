@@ -270,6 +270,9 @@ mod tests {
             ingress_data: Vec::new(),
             rate_bps: 25_000_000_000,
             unseen_departures: Vec::new(),
+            queue: Vec::new(),
+            departed_cum: vec![0],
+            ack_records: Vec::new(),
         }
     }
 

@@ -7,8 +7,8 @@
 //! entering with the same packet leaving and reconstructs the egress queue from arrivals and
 //! departures and each ingress port's occupancy; then each capability the algorithms assume of
 //! a switch is judged against its configuration: ECN marking against the RED profile
-//! ([`marking`], statistical), INT stamping against what the taps show ([`int`]), PFC against
-//! its thresholds ([`pfc`]).
+//! ([`marking`], statistical), INT stamping against what the taps show ([`int`]: HPCC's records
+//! in data, FNCC's in the ACKs it forwards), PFC against its thresholds ([`pfc`]).
 //!
 //! Role: the `switch` command. It may use the codecs (to read the captures), the reference
 //! models' RED profile (`dcqcn::cp::marking_probability`) and the INT units of wire.md; it
@@ -39,6 +39,9 @@ pub struct Setup {
     /// The egress mirror of the port (default `STEM.out.pcap` beside `STEM.switch.toml`).
     #[serde(default)]
     pub capture: Option<String>,
+    /// FNCC: the ACKs the switch forwarded with the port's record (FNCC-3), if tapped.
+    #[serde(default)]
+    pub acks: Option<String>,
     /// Dialect of the traffic (`roce`, `hpcc`, ...; default: the `dialect` of the egress
     /// mirror's manifest `STEM.toml` beside it, else `roce`).
     #[serde(default)]
@@ -222,6 +225,8 @@ pub struct Verdict {
     pub marking: Option<marking::Report>,
     /// INT stamping, if the traffic carries INT.
     pub int: Option<int::Report>,
+    /// FNCC: the records written into ACKs, if the ACKs were tapped.
+    pub int_ack: Option<int::Report>,
     /// PFC, if the setup has thresholds.
     pub pfc: Option<pfc::Report>,
     /// Everything that failed, in check order.
@@ -260,12 +265,16 @@ pub fn judge(setup_path: &Path, opts: &Options) -> Result<Verdict, SwitchError> 
     if let Some(r) = &int {
         failures.extend(r.failures.iter().cloned());
     }
+    let int_ack = int::judge_acks(&port, &setup, opts);
+    if let Some(r) = &int_ack {
+        failures.extend(r.failures.iter().cloned());
+    }
     let pfc = setup.pfc.map(|cfg| {
         let r = pfc::judge(&port, &setup, &cfg, opts);
         failures.extend(r.failures.iter().cloned());
         r
     });
-    if marking.is_none() && int.is_none() && pfc.is_none() {
+    if marking.is_none() && int.is_none() && int_ack.is_none() && pfc.is_none() {
         insufficient.push(
             "the setup names no RED profile, no PFC thresholds and the traffic carries no INT: \
              nothing to judge"
@@ -278,6 +287,7 @@ pub fn judge(setup_path: &Path, opts: &Options) -> Result<Verdict, SwitchError> 
         taps: port.summary.clone(),
         marking,
         int,
+        int_ack,
         pfc,
         failures,
         insufficient,

@@ -95,6 +95,25 @@ pub struct Port {
     /// Data frames seen arriving and never leaving, at the time the FIFO says they left:
     /// (time, frame bytes) — the mirror lost them, or the switch dropped them.
     pub unseen_departures: Vec<(u64, u32)>,
+    /// The reconstructed queue after each arrival and departure: (time, bytes), in time order.
+    pub queue: Vec<(u64, u64)>,
+    /// Frame bytes of `departures[..i]`, for each `i` (one more entry than departures).
+    pub departed_cum: Vec<u64>,
+    /// FNCC: each tapped ACK's time and the record this switch wrote (its last).
+    pub ack_records: Vec<(u64, IntHop)>,
+}
+
+impl Port {
+    /// The reconstructed queue at `t` (after every change at or before it), bytes.
+    pub fn queue_at(&self, t: u64) -> u64 {
+        let i = self.queue.partition_point(|e| e.0 <= t);
+        if i == 0 { 0 } else { self.queue[i - 1].1 }
+    }
+
+    /// Frame bytes of the departures that started before `t`.
+    pub fn departed_before(&self, t: u64) -> u64 {
+        self.departed_cum[self.departures.partition_point(|d| d.0 < t)]
+    }
 }
 
 struct Frame {
@@ -250,6 +269,7 @@ impl Port {
         inferred.sort_unstable();
         let mut inf = 0;
         let mut q: i64 = 0;
+        let mut timeline: Vec<(u64, u64)> = Vec::with_capacity(arrivals.len() + egress.len());
         let mut q_at_arrival = vec![0u64; arrivals.len()];
         let mut q_after_departure = vec![0u64; egress.len()];
         let (mut a, mut d) = (0, 0);
@@ -262,6 +282,7 @@ impl Port {
             };
             while inf < inferred.len() && inferred[inf].0 <= now {
                 q += inferred[inf].1;
+                timeline.push((inferred[inf].0, q.max(0) as u64));
                 inf += 1;
             }
             let take_departure = d < egress.len()
@@ -271,10 +292,12 @@ impl Port {
             if take_departure {
                 q -= i64::from(egress[d].len);
                 q_after_departure[d] = q.max(0) as u64;
+                timeline.push((egress[d].t, q_after_departure[d]));
                 d += 1;
             } else {
                 q_at_arrival[a] = q.max(0) as u64;
                 q += i64::from(arrivals[a].0.len);
+                timeline.push((arrivals[a].0.t, q.max(0) as u64));
                 a += 1;
             }
         }
@@ -323,6 +346,32 @@ impl Port {
             }
         }
         unseen_departures.sort_unstable();
+        // FNCC: the ACKs the switch wrote the port's record into, as they left (the record is
+        // the last of the stack: docs/sim.md "Switch port taps").
+        let mut ack_records = Vec::new();
+        if let Some(acks) = &setup.acks {
+            let path = dir.join(acks);
+            let err = |m: String| SwitchError::Capture {
+                path: path.clone(),
+                message: m,
+            };
+            let mut r = CaptureReader::open(&path).map_err(|e| err(e.to_string()))?;
+            while let Some(rec) = r.next_record() {
+                let rec = rec.map_err(|e| err(e.to_string()))?;
+                let p = Packet::from_record(&rec, &cfg);
+                if let Some(hop) = p.roce.as_ref().and_then(|roce| {
+                    let s = roce.int_stack()?;
+                    s.hop(usize::from(s.n_hop().checked_sub(1)?))
+                }) {
+                    ack_records.push((rec.ts_ns, hop));
+                }
+            }
+        }
+        let mut departed_cum = Vec::with_capacity(departures.len() + 1);
+        departed_cum.push(0u64);
+        for d in &departures {
+            departed_cum.push(departed_cum.last().copied().unwrap_or(0) + u64::from(d.1));
+        }
         Ok(Port {
             summary,
             packets,
@@ -331,6 +380,9 @@ impl Port {
             ingress_data,
             rate_bps: setup.port_rate_bps,
             unseen_departures,
+            queue: timeline,
+            departed_cum,
+            ack_records,
         })
     }
 }

@@ -25,8 +25,8 @@ use super::packet::{
 use super::switch_device::{SwitchBug, drift_ns, ewma};
 use super::topology::{NodeId, NodeKind, PortMap, Routes, port_map};
 use super::{
-    Cc, DequeueTruth, EPOCH_NS, NetConfig, NetError, PS_PER_NS, RunResult, SwitchTapPoint, TapRun,
-    TapSink, device, ser_ps,
+    AckIntTruth, Cc, DequeueTruth, EPOCH_NS, NetConfig, NetError, PS_PER_NS, RunResult,
+    SwitchTapPoint, TapRun, TapSink, device, ser_ps,
 };
 use crate::dcqcn::cp::{SplitMix64, UniformSource, marking_probability, should_mark};
 use crate::dcqcn::{Np, NpParams, Rp, RpParams};
@@ -1578,11 +1578,21 @@ impl Network {
             let at = SwitchTapPoint::Arrived { from };
             sink.record_switch(stap as usize, abs_ns(self.now), pkt, at)?;
         }
+        // A switch tap on the data direction's egress port: the ACK whose INT got its record.
+        let mut ack_tap = None;
         if matches!(kind, PacketKind::Ack | PacketKind::Nak) && self.switches[sw].fncc.is_some() {
             // FNCC-3: the data direction's egress towards the ACK's source (the receiver).
             let data_out = self.route(node, f.dst_route, f.hash);
-            let hop = self.ports[(self.switches[sw].first_port + u32::from(data_out)) as usize]
-                .int_hop(self.now, self.quirks);
+            let dp = &self.ports[(self.switches[sw].first_port + u32::from(data_out)) as usize];
+            let hop = dp.int_hop(self.now, self.quirks);
+            if dp.stap != NO_TAP {
+                let truth = AckIntTruth {
+                    hop_index: self.slab[id as usize].int.n_hop(),
+                    tx_bytes: dp.tx_bytes,
+                    queued_bytes: dp.queued_bytes,
+                };
+                ack_tap = Some((dp.stap, truth));
+            }
             if let Some(fs) = self.switches[sw].fncc.as_mut() {
                 fs.set_port_int(usize::from(data_out), hop)?;
                 fs.forward_ack(usize::from(data_out), &mut self.slab[id as usize].int)?;
@@ -1593,6 +1603,11 @@ impl Network {
             self.ports[out_port as usize].dropped += 1;
             self.drops += 1;
             return Ok(());
+        }
+        if let Some((t, truth)) = ack_tap {
+            // Forwarded: as it leaves (nothing else changes an ACK in the switch).
+            let at = SwitchTapPoint::AckInt { truth };
+            sink.record_switch(t as usize, abs_ns(self.now), &self.slab[id as usize], at)?;
         }
         self.switches[sw].used += bytes;
         let op = &mut self.ports[out_port as usize];

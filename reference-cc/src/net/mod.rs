@@ -253,6 +253,28 @@ pub enum SwitchTapPoint {
     },
     /// A PFC frame arrived on the port under test from its peer.
     PauseReceived,
+    /// FNCC: an ACK or NAK of a flow whose data leaves through the port under test arrived at
+    /// the switch, which pushed the port's INT record into it (FNCC-3) and forwards it (the
+    /// buffer took it): the frame as it leaves the switch, at its arrival.
+    AckInt {
+        /// The record and the port's counters behind it.
+        truth: AckIntTruth,
+    },
+}
+
+/// What the engine knows of the INT record an FNCC switch pushed into an ACK for the port
+/// under test ([`SwitchTapPoint::AckInt`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AckIntTruth {
+    /// The record's index in the ACK's INT stack: the records already in it (`nHop` before
+    /// the push), 0 at the switch in front of the receiver.
+    pub hop_index: u8,
+    /// Frame bytes whose transmission started on the port before that instant (no offset,
+    /// no modulo).
+    pub tx_bytes: u64,
+    /// Bytes waiting in the port's queues then (data and control, the frame on the wire not
+    /// counted).
+    pub queued_bytes: u64,
 }
 
 /// What the engine knows of a data packet leaving a port under test (ground truth for tests
