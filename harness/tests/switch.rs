@@ -206,3 +206,42 @@ fn json_junit_and_html_carry_the_verdict() {
     assert!(page.contains("DEVIATES"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Only the egress mirror (a setup without `[[ingress]]`): INT's B, txBytes and TS are judged
+/// from what the packets carry (a txBytes bug still caught); marking, PFC, nHop and qLen are
+/// listed as not judged; a RoCE mirror alone has nothing to judge (exit 2).
+#[test]
+fn an_egress_mirror_alone_judges_what_its_packets_carry() {
+    let strip = |setup: &Path| {
+        let text = std::fs::read_to_string(setup).unwrap();
+        let cut = text.find("[[ingress]]").unwrap_or(text.len());
+        std::fs::write(setup, &text[..cut]).unwrap();
+    };
+    let ok = simulate(INT, "egress-ok", &[]);
+    strip(&ok);
+    let (code, out, err) = ccreplay(&repo(), &["switch", ok.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("not judged: INT nHop and qLen need the arrivals"),
+        "{out}"
+    );
+    assert!(out.contains("CONFORMANT"), "{out}");
+    let bug = simulate(
+        INT,
+        "egress-bug",
+        &["switch_device.bug=\"txbytes-no-headers\""],
+    );
+    strip(&bug);
+    let (code, out, _) = ccreplay(&repo(), &["switch", bug.to_str().unwrap()]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("FAIL int.txBytes"), "{out}");
+    let roce = simulate(MARKING, "egress-roce", &[]);
+    strip(&roce);
+    let (code, out, _) = ccreplay(&repo(), &["switch", roce.to_str().unwrap()]);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("not judged: ECN marking"), "{out}");
+    assert!(out.contains("NOT JUDGED"), "{out}");
+    for p in [ok, bug, roce] {
+        let _ = std::fs::remove_dir_all(p.parent().unwrap());
+    }
+}

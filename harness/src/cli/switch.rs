@@ -125,6 +125,9 @@ fn text(v: &Verdict) -> String {
             f.t_ns.map(|t| format!(" (t = {t} ns)")).unwrap_or_default()
         );
     }
+    for w in &v.not_judged {
+        let _ = writeln!(s, "not judged: {w}");
+    }
     for w in &v.insufficient {
         let _ = writeln!(s, "ERROR: not enough to judge: {w}");
     }
@@ -196,6 +199,7 @@ fn json(v: &Verdict) -> serde_json::Value {
             "check": f.check, "message": f.message, "t_ns": f.t_ns,
         })).collect::<Vec<_>>(),
         "insufficient": v.insufficient,
+        "not_judged": v.not_judged,
     })
 }
 

@@ -273,6 +273,7 @@ mod tests {
             queue: Vec::new(),
             departed_cum: vec![0],
             ack_records: Vec::new(),
+            egress_only: None,
         }
     }
 

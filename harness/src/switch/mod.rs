@@ -233,6 +233,9 @@ pub struct Verdict {
     pub failures: Vec<Failure>,
     /// Reasons the captures hold too little for a verdict.
     pub insufficient: Vec<String>,
+    /// Checks the configuration asks for that the taps cannot support (an egress mirror
+    /// alone: marking and PFC need the arrivals).
+    pub not_judged: Vec<String>,
 }
 
 impl Verdict {
@@ -249,14 +252,32 @@ pub fn judge(setup_path: &Path, opts: &Options) -> Result<Verdict, SwitchError> 
     let port = taps::Port::read(&setup, dir)?;
     let mut failures = Vec::new();
     let mut insufficient = Vec::new();
-    if port.summary.aligned == 0 {
+    let mut not_judged = Vec::new();
+    let egress_only = port.egress_only.is_some();
+    if egress_only {
+        for (what, asked) in [
+            (
+                "ECN marking (DCQCN-1) needs the queue each packet found: ingress taps",
+                setup.red.is_some(),
+            ),
+            (
+                "PFC needs each ingress port's occupancy: ingress taps",
+                setup.pfc.is_some(),
+            ),
+            ("INT nHop and qLen need the arrivals: ingress taps", true),
+        ] {
+            if asked {
+                not_judged.push(what.to_string());
+            }
+        }
+    } else if port.summary.aligned == 0 {
         insufficient.push(format!(
             "no data packet was seen both entering ({} ingress taps) and leaving the port: \
              nothing to judge",
             setup.ingress.len()
         ));
     }
-    let marking = setup.red.map(|red| {
+    let marking = setup.red.filter(|_| !egress_only).map(|red| {
         let r = marking::judge(&port, &red, opts);
         failures.extend(r.failures.iter().cloned());
         r
@@ -269,12 +290,18 @@ pub fn judge(setup_path: &Path, opts: &Options) -> Result<Verdict, SwitchError> 
     if let Some(r) = &int_ack {
         failures.extend(r.failures.iter().cloned());
     }
-    let pfc = setup.pfc.map(|cfg| {
+    let pfc = setup.pfc.filter(|_| !egress_only).map(|cfg| {
         let r = pfc::judge(&port, &setup, &cfg, opts);
         failures.extend(r.failures.iter().cloned());
         r
     });
-    if marking.is_none() && int.is_none() && int_ack.is_none() && pfc.is_none() {
+    if marking.is_none() && int.is_none() && int_ack.is_none() && pfc.is_none() && egress_only {
+        insufficient.push(
+            "an egress mirror alone, and its packets carry no INT: marking and PFC need the \
+             ingress taps"
+                .to_string(),
+        );
+    } else if marking.is_none() && int.is_none() && int_ack.is_none() && pfc.is_none() {
         insufficient.push(
             "the setup names no RED profile, no PFC thresholds and the traffic carries no INT: \
              nothing to judge"
@@ -291,5 +318,6 @@ pub fn judge(setup_path: &Path, opts: &Options) -> Result<Verdict, SwitchError> 
         pfc,
         failures,
         insufficient,
+        not_judged,
     })
 }

@@ -101,6 +101,9 @@ pub struct Port {
     pub departed_cum: Vec<u64>,
     /// FNCC: each tapped ACK's time and the record this switch wrote (its last).
     pub ack_records: Vec<(u64, IntHop)>,
+    /// No ingress taps: only the egress mirror. Each data packet that left with INT: (its
+    /// index in `departures`, the record this switch wrote, the last of its stack).
+    pub egress_only: Option<Vec<(usize, IntHop)>>,
 }
 
 impl Port {
@@ -213,6 +216,14 @@ impl Port {
         summary.egress_frames = egress.len() as u64;
         summary.other += other;
         let egress: Vec<Frame> = egress.into_iter().filter(|f| f.pfc.is_none()).collect();
+        // An egress mirror alone: what the packets carry is all there is.
+        let egress_only = setup.ingress.is_empty().then(|| {
+            egress
+                .iter()
+                .enumerate()
+                .filter_map(|(k, f)| Some((k, f.int?.1?)))
+                .collect::<Vec<_>>()
+        });
         // Alignment.
         let mut by_key: HashMap<Key, VecDeque<usize>> = HashMap::new();
         for (k, (f, _)) in arrivals.iter().enumerate() {
@@ -383,6 +394,7 @@ impl Port {
             queue: timeline,
             departed_cum,
             ack_records,
+            egress_only,
         })
     }
 }
