@@ -6,7 +6,7 @@
 //! The sender reuses [`crate::hpcc`]'s Algorithm 1 unchanged; the speedup is the hook that
 //! Algorithm 3 line 30 calls at the start of `ComputeWind`. See `docs/models/fncc.md`.
 
-use ccreplay_codecs::shim::int::{IntHop, IntStack};
+use ccreplay_codecs::shim::int::{IntHop, IntStack, QLEN_UNIT};
 use serde::{Deserialize, Serialize};
 
 use crate::event::{AckInfo, Decision, Event, EventKind, FlowId, Outputs, State, StateValue};
@@ -122,12 +122,15 @@ struct LastHopSpeedup {
     beta: f64,
     /// Whether the last call set `Wc` (reported as state `lhcs`).
     applied: bool,
+    /// Whether that `Wc` was clamped to `w_min` or `W_init` (coverage only).
+    clamped: bool,
 }
 
 impl WcHook for LastHopSpeedup {
     #[inline]
     fn update_wc(&mut self, d: &Derived, st: &mut FlowState, m: &Measurement, ack: &AckInfo) {
         self.applied = false;
+        self.clamped = false;
         // Hop_Detection (Algorithm 2 lines 3-7) picks the first hop with the largest U_j,
         // starting from U_max = 0, hop = 0: the same strict `>` scan as Algorithm 1 lines
         // 6-7, so `m.u_max` / `m.hop` are its result.
@@ -144,6 +147,7 @@ impl WcHook for LastHopSpeedup {
         // like every window (HPCC-6). b_t holds the product B × T.
         let wc = d.b_t[(rec0.b & 0xF) as usize] * self.beta / n as f64;
         st.wc_bytes = d.floor_clamp(wc);
+        self.clamped = !(wc > d.w_min as f64 && wc < d.w_init as f64);
         self.applied = true;
     }
 }
@@ -169,6 +173,116 @@ pub const STATE_NAMES: &[&str] = &[
 pub struct Fncc {
     core: Core,
     hook: LastHopSpeedup,
+    /// How often each of [`COVERAGE`] ran.
+    covered: [u64; COVERAGE.len()],
+}
+
+/// The rules and branches of the FNCC sender (FNCC-1, docs/models/fncc.md S1-S4 and choices;
+/// the inherited HPCC ones named as in [`hpcc::COVERAGE`]) whose use `coverage()` counts.
+/// docs/conformance.md says which the bundled suite exercises.
+pub const COVERAGE: [&str; 24] = [
+    "ACK without INT: no feedback",
+    "HPCC-5 first INT of a flow",
+    "HPCC-5 path change (nHop or pathID)",
+    "HPCC-7 NAK: ack.seq = PSN",
+    "FNCC-1 ACK-carried INT used (Algorithm 1 ran)",
+    "INT from more than one hop",
+    "S2 most loaded hop is not the last hop (record 0)",
+    "S2 tie between record 0 and another hop goes to record 0 (choice 3)",
+    "S2 U_max = 0: no record contributed or all idle (choice 2)",
+    "HPCC-2 INT ts delta across the 24-bit wrap",
+    "HPCC-2 INT txBytes delta across the 20-bit wrap",
+    "HPCC-3 a hop with a zero TS delta",
+    "line 8 tau clamped to T",
+    "S3 N absent: treated as 0 (choice 4)",
+    "S3 N = 0: no speedup",
+    "S3 last hop, U_max = alpha exactly: no speedup (choice 6)",
+    "S3 last-hop speedup fires: Wc = B0 T beta / N",
+    "S3 speedup window clamped to [w_min, W_init] (choice 5)",
+    "S4 speedup on an ACK within the RTT (Wc kept, not re-synchronised)",
+    "line 22 Wc updated (once per RTT)",
+    "line 12-13 MD: U >= eta",
+    "line 12-13 MI: incStage >= maxStage, U < eta",
+    "line 17 AI: incStage < maxStage",
+    "HPCC-6 window clamped to [w_min, W_init]",
+];
+
+/// `u'` of one record (F5, Algorithm 1 lines 4-5), for the tie count only; 0 for an unmapped code.
+fn hop_u(d: &Derived, now: &IntHop, prev: &IntHop, dts_ns: u64) -> f64 {
+    let code = (now.b & 0xF) as usize;
+    let b = d.b_bytes_per_ns[code];
+    if b <= 0.0 {
+        return 0.0;
+    }
+    let tx_rate = now.tx_bytes_delta(*prev) as f64 / dts_ns as f64;
+    let qlen_bytes = now.qlen.min(prev.qlen) as u64 * QLEN_UNIT;
+    qlen_bytes as f64 / d.b_t[code] + tx_rate / b
+}
+
+/// Which of [`COVERAGE`] one ACK exercises, from the flow's state before it, the ACK, the
+/// outcome and whether the speedup fired (observed from outside, so counting cannot change a
+/// decision; no allocation).
+fn covered_by(
+    d: &Derived,
+    hook: &LastHopSpeedup,
+    before: Option<&FlowState>,
+    ack: &AckInfo,
+    nak: bool,
+    outcome: &AckOutcome,
+    after: &FlowState,
+) -> [bool; COVERAGE.len()] {
+    let (alpha, applied, clamped) = (hook.alpha, hook.applied, hook.clamped);
+    let mut c = [false; COVERAGE.len()];
+    c[3] = nak;
+    let Some(int) = ack.int.as_ref() else {
+        c[0] = true;
+        return c;
+    };
+    let had = before.filter(|b| b.has_int);
+    let m = match outcome {
+        AckOutcome::Stored => {
+            c[1] = had.is_none();
+            c[2] = had.is_some();
+            return c;
+        }
+        AckOutcome::NoInt => {
+            c[0] = true;
+            return c;
+        }
+        AckOutcome::Updated(m) => m,
+    };
+    let b = had.expect("Updated needs a stored INT");
+    c[4] = true;
+    let hops = int.hops();
+    c[5] = hops.len() > 1;
+    c[6] = m.hop > 0;
+    c[8] = m.u_max == 0.0;
+    let mut rec0_u = None;
+    for (i, (now, prev)) in hops.iter().zip(b.l_hops.iter()).enumerate() {
+        c[9] |= now.ts < prev.ts;
+        c[10] |= now.tx_bytes < prev.tx_bytes;
+        let dts = now.ts_delta_ns(*prev);
+        c[11] |= dts == 0;
+        if i == 0 && dts > 0 {
+            rec0_u = Some(hop_u(d, now, prev, dts));
+        } else if i > 0 && dts > 0 && m.hop == 0 && m.u_max > 0.0 {
+            c[7] |= rec0_u == Some(m.u_max) && hop_u(d, now, prev, dts) == m.u_max;
+        }
+    }
+    c[12] = m.tau_clamped;
+    c[13] = ack.n.is_none();
+    c[14] = ack.n == Some(0);
+    c[15] = m.hop == 0 && m.u_max == alpha;
+    c[16] = applied;
+    c[17] = applied && clamped;
+    c[18] = applied && !m.update_wc;
+    c[19] = m.update_wc;
+    let mi_or_md = after.u >= d.eta || b.inc_stage >= d.max_stage;
+    c[20] = after.u >= d.eta;
+    c[21] = mi_or_md && after.u < d.eta;
+    c[22] = !mi_or_md;
+    c[23] = after.w_bytes == d.w_init || after.w_bytes == d.w_min;
+    c
 }
 
 impl Fncc {
@@ -181,7 +295,9 @@ impl Fncc {
                 alpha: params.alpha,
                 beta: params.beta,
                 applied: false,
+                clamped: false,
             },
+            covered: [0; COVERAGE.len()],
         })
     }
 
@@ -217,7 +333,10 @@ impl Model for Fncc {
             EventKind::RxCnp | EventKind::RxData { .. } | EventKind::Dequeue { .. } => return,
         };
         self.hook.applied = false;
+        self.hook.clamped = false;
+        let before = self.core.flow(ev.flow).copied();
         let (outcome, st) = self.core.on_ack(ev.flow, ack, nak, &mut self.hook);
+        let after = *st;
         let (u_max, hop, tau) = match outcome {
             AckOutcome::Updated(m) => (m.u_max, m.hop as u64, m.tau_ns),
             _ => (0.0, 0, 0),
@@ -248,6 +367,22 @@ impl Model for Fncc {
                 ],
             ),
         });
+        let c = covered_by(
+            &self.core.d,
+            &self.hook,
+            before.as_ref(),
+            ack,
+            nak,
+            &outcome,
+            &after,
+        );
+        for (n, hit) in self.covered.iter_mut().zip(c) {
+            *n += hit as u64;
+        }
+    }
+
+    fn coverage(&self) -> Vec<(&'static str, u64)> {
+        COVERAGE.iter().copied().zip(self.covered).collect()
     }
 
     fn next_timer_ns(&self) -> Option<u64> {
@@ -481,5 +616,160 @@ impl Switch {
                 n_ports: self.all_int_table.len(),
             })?;
         insert_int(ack_int, self.switch_id, hop, self.max_hops)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hop(b: u8, ts: u32, tx_bytes: u32, qlen: u16) -> IntHop {
+        IntHop {
+            b,
+            ts,
+            tx_bytes,
+            qlen,
+        }
+    }
+
+    fn ack_info(psn: u32, n: Option<u16>, path: u16, hops: &[IntHop]) -> AckInfo {
+        AckInfo {
+            psn,
+            syndrome: 0,
+            int: (!hops.is_empty()).then(|| IntStack::from_hops(path, hops).unwrap()),
+            n,
+            cwnd: None,
+            rcc_flags: None,
+            ts_ns: None,
+        }
+    }
+
+    /// Every rule of [`COVERAGE`] on a hand-built two-flow stream, counts derived by hand.
+    /// B = 25 Gbps (code 0: 3.125 B/ns), T = 8,000 ns: W_init 25,000 B, w_min 1,000 B,
+    /// W_AI = 25000 × 0.05 / 100 = 12.5 B; α = 1 so U_max = α can be hit exactly; maxStage 1.
+    /// A ΔTS of 1,024 ns with Δtx 25 units (3,200 B) is u' = 3.125/3.125 = 1.0; 50 units 2.0.
+    #[test]
+    fn coverage_counts_every_rule_on_a_hand_stream() {
+        let p = Params {
+            line_rate_bps: 25_000_000_000,
+            base_rtt_ns: 8_000,
+            max_stage: 1,
+            alpha: 1.0,
+            ..Params::default()
+        };
+        let mut m = Fncc::new(&p).unwrap();
+        let tx = |psn| EventKind::TxData {
+            psn,
+            bytes: 1000,
+            opcode: 10,
+        };
+        let a = |psn, n, hops: &[IntHop]| EventKind::RxAck(ack_info(psn, n, 3, hops));
+        let stream: Vec<(FlowId, EventKind)> = vec![
+            (0, tx(0)),
+            (0, tx(1)),
+            // A1: first INT (two records), lastUpdateSeq = snd_nxt = 2.
+            (0, a(0, Some(2), &[hop(0, 1000, 0, 0), hop(0, 1000, 0, 0)])),
+            // A2: u' 1.0 / 2.0 -> hop 1 (not the last hop); seq 2: no update; MD.
+            (
+                0,
+                a(1, Some(2), &[hop(0, 2024, 25, 0), hop(0, 2024, 50, 0)]),
+            ),
+            (0, tx(2)),
+            // A3: u' 1.0 / 0.4 -> hop 0, U_max = α: no speedup; seq 3 > 2: update; MD.
+            (
+                0,
+                a(2, Some(2), &[hop(0, 3048, 50, 0), hop(0, 3048, 60, 0)]),
+            ),
+            // A4: record 0 at 100 Gbps (B·T = 100,000), Δtx 200 units: u' 2.0, N = 1:
+            // Wc = 100000 × 0.9 = 90,000 -> clamped to 25,000; within the RTT; MD.
+            (
+                0,
+                a(2, Some(1), &[hop(2, 4072, 250, 0), hop(0, 4072, 60, 0)]),
+            ),
+            // A5: u' 1.0 / 1.0: tie -> record 0, U_max = α; N absent; MD.
+            (0, a(2, None, &[hop(0, 5096, 275, 0), hop(0, 5096, 85, 0)])),
+            // A6: no TS advanced: U_max = 0; N = 0; MD (U unchanged).
+            (
+                0,
+                a(2, Some(0), &[hop(0, 5096, 275, 0), hop(0, 5096, 85, 0)]),
+            ),
+            // A7: NAK, TS advanced but idle: U_max = 0; seq = 2: no update; MD.
+            (
+                0,
+                EventKind::RxNak(ack_info(
+                    2,
+                    Some(2),
+                    3,
+                    &[hop(0, 6120, 275, 0), hop(0, 6120, 85, 0)],
+                )),
+            ),
+            // A8: pathID 9: path change, stored.
+            (
+                0,
+                EventKind::RxAck(ack_info(2, Some(2), 9, &[hop(0, 7000, 0, 0)])),
+            ),
+            // A9: no INT.
+            (0, a(2, Some(2), &[])),
+            (1, tx(0)),
+            // B1: first INT of flow 1 near both wraps; lastUpdateSeq = 1.
+            (1, a(0, Some(3), &[hop(0, 16_777_000, 1_048_570, 0)])),
+            // B2: ΔTS 1,024 and Δtx 50 across the wraps: u' 2.0, N = 3:
+            // Wc = 25000 × 0.9 / 3 = 7,500 (within the RTT); U 1.128: MD.
+            (1, a(0, Some(3), &[hop(0, 808, 44, 0)])),
+            (1, tx(1)),
+            // B3: ΔTS 16,000 > T: τ clamped, U = u' = 0.00256; update; AI (incStage 0).
+            (1, a(1, Some(3), &[hop(0, 16_808, 45, 0)])),
+            (1, tx(2)),
+            // B4: the same; incStage 1 = maxStage: MI, W clamped to W_init; update.
+            (1, a(2, Some(3), &[hop(0, 32_808, 46, 0)])),
+        ];
+        let mut out = Vec::new();
+        let mut index = [0u64; 2];
+        for (i, (flow, kind)) in stream.into_iter().enumerate() {
+            let ev = Event {
+                t_ns: i as u64 * 100,
+                flow,
+                index: index[flow as usize],
+                kind,
+            };
+            index[flow as usize] += 1;
+            m.on_event(&ev, &mut out);
+        }
+        let expected: [u64; COVERAGE.len()] = [
+            1, // no INT: A9
+            2, // first INT: A1, B1
+            1, // path change: A8
+            1, // NAK: A7
+            9, // Algorithm 1 ran: A2-A7, B2-B4
+            6, // two records: A2-A7
+            1, // hop 1: A2
+            1, // tie: A5
+            2, // U_max = 0: A6, A7
+            1, // ts wrap: B2
+            1, // txBytes wrap: B2
+            1, // zero ΔTS: A6
+            2, // τ clamped: B3, B4
+            1, // N absent: A5
+            1, // N = 0: A6
+            2, // U_max = α: A3, A5
+            2, // speedup: A4, B2
+            1, // speedup clamped: A4
+            2, // speedup within the RTT: A4, B2
+            3, // Wc updated: A3, B3, B4
+            7, // MD: A2-A7, B2
+            1, // MI: B4
+            1, // AI: B3
+            1, // window clamped: B4
+        ];
+        let got: Vec<(&str, u64)> = m.coverage();
+        let want: Vec<(&str, u64)> = COVERAGE.iter().copied().zip(expected).collect();
+        assert_eq!(got, want);
+        // Spot checks of the hand arithmetic behind the counts.
+        let w = |i: usize| out[i].outputs.window_bytes.unwrap();
+        assert_eq!(out.len(), 13);
+        assert_eq!(m.flow(0).unwrap().wc_bytes, 25_000); // A4's clamped speedup, kept
+        assert_eq!(w(10), 6328); // B2: floor(7500 / (1.128/0.95) + 12.5)
+        assert_eq!(w(11), 7512); // B3: 7500 + 12.5
+        assert_eq!(w(12), 25_000); // B4: MI clamped to W_init
     }
 }
