@@ -457,8 +457,7 @@ fn run_observed(a: &CheckArgs, manifests: &[PathBuf]) -> Result<u8, Failure> {
                     continue;
                 }
             };
-            let mut stats = std::mem::take(&mut o.stats);
-            stats.decisions = o.facts.iter().map(|f| f.packets.saturating_sub(1)).sum();
+            let stats = std::mem::take(&mut o.stats);
             let account = ccreplay::verdict::Accounting {
                 report: &stats.extract,
             };

@@ -68,7 +68,8 @@ struct Violation {
     /// How far past the bound: ns early, bytes short, bytes over.
     excess: f64,
     decided_by: Option<Decision>,
-    observed_rate: f64,
+    /// The observed rate and bytes in flight when it failed (the charted decision).
+    rate: f64,
     inflight: u64,
 }
 
@@ -108,6 +109,8 @@ struct FlowJudge {
     since: u64,
     last_payload: u32,
     recent: VecDeque<(u64, u32)>,
+    /// The rate over `recent` (0 until two packets span a time).
+    rate: f64,
     packets: u64,
     lost: u64,
     pending: Option<Violation>,
@@ -382,7 +385,8 @@ impl Judge {
         }
         f.lost += u64::from(lost);
         let lost_bytes = f64::from(lost) * f64::from(frame);
-        let observed_rate = f.observed_rate(t, frame);
+        f.observe_rate(t, frame);
+        let observed_rate = f.rate;
         let (r_hi, r_lo, w_hi) = f.bounds();
         let r_hi = r_hi * (1.0 + allow.rate_tolerance);
         let r_lo = r_lo * (1.0 - allow.rate_tolerance);
@@ -480,14 +484,7 @@ impl Judge {
     /// the bytes in flight (what `report diff` plots against the reference).
     pub fn observed_decision(&self, ev: &Event) -> Option<Decision> {
         let f = self.flows.get(ev.flow as usize)?;
-        let (&(t0, _), &(t1, _)) = (f.recent.front()?, f.recent.back()?);
-        let bytes: u64 = f
-            .recent
-            .iter()
-            .take(f.recent.len() - 1)
-            .map(|&(_, b)| u64::from(b))
-            .sum();
-        let rate = (t1 > t0).then(|| (bytes as f64 * 8.0 * NS_PER_S / (t1 - t0) as f64) as u64);
+        let rate = (f.rate > 0.0).then_some(f.rate as u64);
         Some(Decision {
             t_ns: ev.t_ns,
             flow: ev.flow,
@@ -617,23 +614,25 @@ impl FlowJudge {
         }
     }
 
-    fn observed_rate(&mut self, t: u64, frame: u32) -> f64 {
+    /// Add a packet to the rate window and recompute the rate over it: the frames before the
+    /// last over the span from the first to the last.
+    fn observe_rate(&mut self, t: u64, frame: u32) {
         self.recent.push_back((t, frame));
         if self.recent.len() > RATE_WINDOW + 1 {
             self.recent.pop_front();
         }
-        let (t0, t1) = (self.recent[0].0, t);
+        let t0 = self.recent[0].0;
         let bytes: u64 = self
             .recent
             .iter()
             .take(self.recent.len() - 1)
             .map(|&(_, b)| u64::from(b))
             .sum();
-        if t1 > t0 {
-            bytes as f64 * 8.0 * NS_PER_S / (t1 - t0) as f64
+        self.rate = if t > t0 {
+            bytes as f64 * 8.0 * NS_PER_S / (t - t0) as f64
         } else {
             0.0
-        }
+        };
     }
 
     fn note_largest(&mut self, c: Check, abs: f64, rel: f64) {
@@ -665,7 +664,7 @@ impl FlowJudge {
             observed,
             excess,
             decided_by: self.last_decision,
-            observed_rate: observed,
+            rate: self.rate,
             inflight: self.inflight,
         }
     }
@@ -744,7 +743,7 @@ fn divergence(flow: u32, v: &Violation) -> Divergence {
     Divergence {
         reference,
         dut: Some(decision(Outputs {
-            rate_bps: Some(v.observed_rate as u64),
+            rate_bps: Some(v.rate as u64),
             window_bytes: Some(v.inflight),
             ..Outputs::default()
         })),

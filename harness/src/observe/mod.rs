@@ -72,7 +72,7 @@ pub enum ObserveError {
 pub struct Observed {
     /// Per flow: conformant or not, the first failed check, the largest errors.
     pub report: DiffReport,
-    /// The replay's counts (accounting, flows).
+    /// The replay's counts (accounting, flows); `decisions` counts the packets judged.
     pub stats: ReplayStats,
     /// Per flow (by id): what the judgement rested on.
     pub facts: Vec<FlowFacts>,
@@ -169,7 +169,6 @@ pub fn run(
         for d in out.iter().filter(|d| !timer(d)) {
             judge.decision(d);
         }
-        stats.decisions += out.len() as u64;
         progress();
         if keep_sides {
             for d in &out {
@@ -191,7 +190,6 @@ pub fn run(
             reference.push(d);
         }
     }
-    stats.decisions += out.len() as u64;
     stats.flows = table;
     stats.extract = report;
     let mut flows = Vec::new();
@@ -200,6 +198,10 @@ pub fn run(
         flows.push(fd);
         per_flow.push(ff);
     }
+    // What is compared is each data packet's transmit time (after a flow's first) against the
+    // reference's rate and window — even while the reference keeps its initial values: the
+    // "nothing compared" of verdict::assess is judged on those.
+    stats.decisions = per_flow.iter().map(|f| f.packets.saturating_sub(1)).sum();
     let t0_ns = flows
         .iter()
         .filter_map(|f| f.first.as_ref())

@@ -49,16 +49,11 @@ impl Pauses {
                     }
                 }
             }
-            if let Some((s, e)) = cur
-                && e <= s
-            {
-                spans.push((s, s));
-                cur = None;
-            }
         }
         if let Some(c) = cur {
             spans.push(c);
         }
+        // An XON at the instant of its XOFF leaves an empty span.
         spans.retain(|(s, e)| e > s);
         let mut before = Vec::with_capacity(spans.len());
         let mut acc = 0;

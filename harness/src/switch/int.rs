@@ -177,6 +177,7 @@ fn check(recs: &[Rec], port: &Port, setup: &Setup, opts: &Options, what: &'stati
         .unwrap_or(0);
     let (mut tx_unwrapped, mut ts_unwrapped, mut prev) = (0u64, 0u64, r0.hop);
     let (mut xs_out, mut xs_in, mut ys) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut lost_i, mut unseen) = (0usize, 0u64);
     for p in recs {
         let hop = p.hop;
         if let Some((n_in, n_out)) = p.nhop
@@ -210,12 +211,13 @@ fn check(recs: &[Rec], port: &Port, setup: &Setup, opts: &Options, what: &'stati
         let departed = p.departed - r0.departed;
         // Frames the mirror lost left all the same: the counter may run ahead of what the
         // mirror shows by them, never behind.
-        let unseen: u64 = port
-            .unseen_departures
-            .iter()
-            .filter(|u| u.0 > r0.t && u.0 <= p.t)
-            .map(|u| u64::from(u.1))
-            .sum();
+        // Records come in time order: the lost frames up to this one accumulate.
+        while lost_i < port.unseen_departures.len() && port.unseen_departures[lost_i].0 <= p.t {
+            if port.unseen_departures[lost_i].0 > r0.t {
+                unseen += u64::from(port.unseen_departures[lost_i].1);
+            }
+            lost_i += 1;
+        }
         let slack = max_frame + 2 * TX_UNIT;
         let err = if tx_unwrapped < departed {
             departed - tx_unwrapped
