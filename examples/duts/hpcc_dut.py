@@ -16,6 +16,7 @@ Standard library only. Logs go to stderr; stdout carries protocol replies only.
 
 import argparse
 import json
+import os
 import sys
 
 PROTOCOL = 1
@@ -304,6 +305,12 @@ class Hpcc:
         }
 
 
+def outputs(decisions):
+    """What a device shows of its decisions (the state is internal; `diff` compares it only
+    with --state)."""
+    return [{k: v for k, v in d.items() if k != "state"} for d in decisions]
+
+
 def send(obj):
     sys.stdout.write(json.dumps(obj, allow_nan=False))
     sys.stdout.write("\n")
@@ -317,6 +324,11 @@ def main():
     bug = args.bug
 
     model = None
+    # Where the bug first acts (harness/tests/mutants.rs): with --bug and DUT_BUG_LOG naming a
+    # file, a correct model runs beside the buggy one on the same events, and the first event of
+    # each flow where their decisions' outputs differ is written there as "FLOW INDEX". The diff's first
+    # divergence of that flow must be that event: caught where the bug acts, not later.
+    shadow, bug_log, acted = None, None, set()
     stdin = sys.stdin.buffer
     while True:
         line = stdin.readline()
@@ -335,13 +347,22 @@ def main():
                 return 2
             try:
                 model = Hpcc(msg.get("params") or {}, bug)
+                if bug and os.environ.get("DUT_BUG_LOG"):
+                    shadow = Hpcc(msg.get("params") or {}, None)
+                    bug_log = open(os.environ["DUT_BUG_LOG"], "w")
             except ParamError as e:
                 send({"type": "error", "message": str(e)})
                 return 2
             name = "hpcc-py" + ("+bug-" + bug if bug else "")
             send({"type": "hello", "protocol": PROTOCOL, "name": name})
         elif t == "event" and model is not None:
-            send({"type": "decisions", "decisions": model.on_event(msg)})
+            decisions = model.on_event(msg)
+            if shadow is not None and outputs(decisions) != outputs(shadow.on_event(msg)) \
+                    and msg["flow"] not in acted:
+                acted.add(msg["flow"])
+                bug_log.write("%d %d\n" % (msg["flow"], msg["index"]))
+                bug_log.flush()
+            send({"type": "decisions", "decisions": decisions})
         elif t == "finish" and model is not None:
             send({"type": "decisions", "decisions": []})  # HPCC has no timers
             return 0

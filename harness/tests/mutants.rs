@@ -35,17 +35,65 @@ const MUTANTS: [(&str, &[&str]); 11] = [
     ("txbytes-unit", &["hpcc_dumbbell", "hpcc_chain"]),
 ];
 
-fn diff(trace: &str, bug: Option<&str>) -> i32 {
-    let dut = match bug {
+/// Where a diff first diverges: per flow, the event index of the first divergence's cause.
+type FirstDivergences = BTreeMap<u64, u64>;
+
+/// `ccreplay diff TRACE --dut DUT --format json`: the exit status and the first divergences.
+/// `bug_log`: the file the Python DUT writes where its bug first acts (DUT_BUG_LOG).
+fn diff_json(trace: &str, dut: &str, bug_log: Option<&PathBuf>) -> (i32, FirstDivergences) {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_ccreplay"));
+    c.args(["diff", trace, "--dut", dut, "--format", "json", "-q"])
+        .current_dir(repo());
+    if let Some(log) = bug_log {
+        c.env("DUT_BUG_LOG", log);
+    }
+    let out = c.output().unwrap();
+    let code = out.status.code().unwrap_or(-1);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{dut} on {trace}: not JSON ({e}), exit {code}"));
+    let mut first = FirstDivergences::new();
+    for f in json["flows"].as_array().unwrap() {
+        let div = &f["first_divergence"];
+        if div.is_null() {
+            continue;
+        }
+        let side = if div["reference"].is_null() {
+            &div["dut"]
+        } else {
+            &div["reference"]
+        };
+        first.insert(
+            f["flow"].as_u64().unwrap(),
+            side["cause"]["index"].as_u64().unwrap(),
+        );
+    }
+    (code, first)
+}
+
+/// What the Python DUT wrote to DUT_BUG_LOG: per flow, the first event where the mutant's
+/// outputs differ from the correct DUT's beside it ("FLOW INDEX" lines).
+fn first_acts(log: &PathBuf) -> FirstDivergences {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| {
+            let (f, i) = l.split_once(' ').unwrap();
+            (f.parse().unwrap(), i.parse().unwrap())
+        })
+        .collect()
+}
+
+fn python_dut(bug: Option<&str>) -> String {
+    match bug {
         Some(b) => format!("process:python3 examples/duts/hpcc_dut.py --bug {b}"),
         None => "process:python3 examples/duts/hpcc_dut.py".to_string(),
-    };
-    let out = Command::new(env!("CARGO_BIN_EXE_ccreplay"))
-        .args(["diff", trace, "--dut", &dut, "-q"])
-        .current_dir(repo())
-        .output()
-        .unwrap();
-    out.status.code().unwrap_or(-1)
+    }
+}
+
+fn trace_name(t: &str) -> String {
+    t.trim_start_matches("traces/")
+        .trim_end_matches(".toml")
+        .to_string()
 }
 
 #[test]
@@ -65,23 +113,31 @@ fn every_mutant_of_the_python_hpcc_is_caught_by_the_bundled_traces() {
     assert_eq!(listed, ours.join(" "), "examples/duts/hpcc_dut.py BUGS");
 
     for t in TRACES {
-        assert_eq!(diff(t, None), 0, "the correct DUT differs on {t}");
+        assert_eq!(
+            diff_json(t, &python_dut(None), None),
+            (0, FirstDivergences::new()),
+            "the correct DUT differs on {t}"
+        );
     }
-    let mut table: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    let dir = std::env::temp_dir().join(format!("ccreplay-mutants-py-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
     for (bug, expected) in MUTANTS {
         let mut caught = Vec::new();
         for t in TRACES {
-            let code = diff(t, Some(bug));
+            let log = dir.join(format!("{bug}.{}.log", trace_name(t)));
+            let (code, first) = diff_json(t, &python_dut(Some(bug)), Some(&log));
             assert!(code == 0 || code == 1, "{bug} on {t}: exit {code}");
+            // Caught where the bug first acts (the DUT's correct shadow says where), in every
+            // flow it touches; a bug that never changes an output here is not caught here.
+            assert_eq!(
+                first,
+                first_acts(&log),
+                "{bug} on {t}: first divergence per flow"
+            );
             if code == 1 {
-                caught.push(
-                    t.trim_start_matches("traces/")
-                        .trim_end_matches(".toml")
-                        .to_string(),
-                );
+                caught.push(trace_name(t));
             }
         }
-        table.insert(bug, caught.clone());
         assert!(
             !caught.is_empty(),
             "mutant {bug} passes the whole bundled suite"
@@ -92,10 +148,12 @@ fn every_mutant_of_the_python_hpcc_is_caught_by_the_bundled_traces() {
             "{bug}: caught by (docs/conformance.md)"
         );
     }
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The same mutants of the C example DUT (`-DCCREPLAY_BUG_<NAME>`), through the C ABI: the
-/// same traces catch them.
+/// same traces catch them, each at the event where the Python mutant's bug first acts (the two
+/// are independent implementations of the same mistakes).
 #[test]
 fn every_mutant_of_the_c_hpcc_is_caught_by_the_bundled_traces() {
     let dir = std::env::temp_dir().join(format!("ccreplay-mutants-c-{}", std::process::id()));
@@ -133,37 +191,31 @@ fn every_mutant_of_the_c_hpcc_is_caught_by_the_bundled_traces() {
         );
         lib
     };
-    let run = |trace: &str, lib: &PathBuf| -> i32 {
-        Command::new(env!("CARGO_BIN_EXE_ccreplay"))
-            .args([
-                "diff",
-                trace,
-                "--dut",
-                &format!("cabi:{}", lib.display()),
-                "-q",
-            ])
-            .current_dir(repo())
-            .output()
-            .unwrap()
-            .status
-            .code()
-            .unwrap_or(-1)
-    };
+    let cabi = |lib: &PathBuf| format!("cabi:{}", lib.display());
     let ok = build(None);
     for t in TRACES {
-        assert_eq!(run(t, &ok), 0, "the correct C DUT differs on {t}");
+        assert_eq!(
+            diff_json(t, &cabi(&ok), None),
+            (0, FirstDivergences::new()),
+            "the correct C DUT differs on {t}"
+        );
     }
     for (bug, expected) in MUTANTS {
         let lib = build(Some(bug));
-        let caught: Vec<String> = TRACES
-            .iter()
-            .filter(|t| run(t, &lib) == 1)
-            .map(|t| {
-                t.trim_start_matches("traces/")
-                    .trim_end_matches(".toml")
-                    .to_string()
-            })
-            .collect();
+        let mut caught = Vec::new();
+        for t in TRACES {
+            let log = dir.join(format!("{bug}.{}.log", trace_name(t)));
+            diff_json(t, &python_dut(Some(bug)), Some(&log));
+            let (code, first) = diff_json(t, &cabi(&lib), None);
+            assert_eq!(
+                first,
+                first_acts(&log),
+                "C mutant {bug} on {t}: first divergence"
+            );
+            if code == 1 {
+                caught.push(trace_name(t));
+            }
+        }
         assert_eq!(caught, expected.to_vec(), "C mutant {bug}: caught by");
     }
     let _ = std::fs::remove_dir_all(&dir);
