@@ -6,10 +6,10 @@
 //! is given for the field (absolute or relative to the reference); state is compared only on
 //! request, f64 values bit for bit unless a tolerance names them.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::fmt::Write as _;
 
-use ccreplay_reference_cc::{Cause, Decision, Event, Outputs, StateValue};
+use ccreplay_reference_cc::{Cause, Decision, Event, Outputs, State, StateValue};
 
 /// A tolerance on one field: `rate_bps`, `window_bytes`, `ack_cwnd`, ... or `state.NAME`.
 #[derive(Clone, Debug, PartialEq)]
@@ -221,25 +221,94 @@ fn keyed(ds: &[Decision]) -> Vec<(Key<'_>, u32)> {
         .collect()
 }
 
-struct Cmp<'o> {
-    opts: &'o DiffOptions,
-    largest: Vec<(String, f64, f64)>,
+/// A compared field, named without allocating: an output (`rate_bps`, `t`) or a state value
+/// (`state.W`).
+#[derive(Clone, Copy)]
+enum Field<'a> {
+    Out(&'static str),
+    State(&'a str),
 }
 
-impl Cmp<'_> {
-    fn tol(&self, field: &str) -> Option<&Tolerance> {
-        self.opts.tolerances.iter().find(|t| t.field == field)
+impl Field<'_> {
+    /// True when `name` (as a report or a tolerance writes it) is this field.
+    fn is(&self, name: &str) -> bool {
+        match self {
+            Field::Out(f) => *f == name,
+            Field::State(s) => name.strip_prefix("state.") == Some(*s),
+        }
+    }
+
+    fn name(&self) -> String {
+        match self {
+            Field::Out(f) => (*f).to_string(),
+            Field::State(s) => format!("state.{s}"),
+        }
+    }
+}
+
+/// The largest error of one field over a flow, and where it first appeared: (reference
+/// position of the pair, order within the pair). The report lists fields in that order, which
+/// a streaming comparison (pairs in arrival order) recovers by sorting.
+struct Largest {
+    field: String,
+    abs: f64,
+    rel: f64,
+    seen: (u64, u32),
+}
+
+/// `largest` in order of first appearance, as the report lists it.
+fn largest_list(mut v: Vec<Largest>) -> Vec<(String, f64, f64)> {
+    v.sort_by_key(|e| e.seen);
+    v.into_iter().map(|e| (e.field, e.abs, e.rel)).collect()
+}
+
+/// Compares one aligned pair: counts its errors into `largest` and tells whether it differs;
+/// with `out`, also writes what differs as text (only the first divergence needs it).
+struct Pair<'a, 'o> {
+    opts: &'o DiffOptions,
+    largest: &'a mut Vec<Largest>,
+    out: Option<&'a mut Vec<FieldDiff>>,
+    differs: bool,
+    /// The reference decision's position in its flow.
+    pos: u64,
+    /// Fields compared so far in this pair.
+    k: u32,
+}
+
+impl Pair<'_, '_> {
+    fn tol(&self, field: Field<'_>) -> Option<&Tolerance> {
+        self.opts.tolerances.iter().find(|t| field.is(&t.field))
+    }
+
+    fn differ(
+        &mut self,
+        field: Field<'_>,
+        texts: impl FnOnce() -> (String, String),
+        abs_err: Option<f64>,
+        rel_err: Option<f64>,
+    ) {
+        self.differs = true;
+        if let Some(out) = self.out.as_deref_mut() {
+            let (reference, dut) = texts();
+            out.push(FieldDiff {
+                field: field.name(),
+                reference,
+                dut,
+                abs_err,
+                rel_err,
+            });
+        }
     }
 
     fn num(
         &mut self,
-        field: &str,
+        field: Field<'_>,
         r: Option<f64>,
         d: Option<f64>,
-        rtext: String,
-        dtext: String,
-        out: &mut Vec<FieldDiff>,
+        texts: impl FnOnce() -> (String, String),
     ) {
+        let k = self.k;
+        self.k += 1;
         match (r, d) {
             (Some(a), Some(b)) => {
                 if a.to_bits() == b.to_bits() {
@@ -251,56 +320,45 @@ impl Cmp<'_> {
                 } else {
                     f64::INFINITY
                 };
-                match self.largest.iter_mut().find(|(f, _, _)| f == field) {
+                let seen = (self.pos, k);
+                match self.largest.iter_mut().find(|e| field.is(&e.field)) {
                     Some(e) => {
-                        e.1 = e.1.max(abs);
+                        e.abs = e.abs.max(abs);
                         if rel.is_finite() {
-                            e.2 = e.2.max(rel);
+                            e.rel = e.rel.max(rel);
                         }
+                        e.seen = e.seen.min(seen);
                     }
-                    None => self.largest.push((
-                        field.to_string(),
+                    None => self.largest.push(Largest {
+                        field: field.name(),
                         abs,
-                        if rel.is_finite() { rel } else { 0.0 },
-                    )),
+                        rel: if rel.is_finite() { rel } else { 0.0 },
+                        seen,
+                    }),
                 }
                 let ok = self.tol(field).is_some_and(|t| {
                     t.abs.is_some_and(|x| abs <= x) || t.rel.is_some_and(|x| rel <= x)
                 });
                 if !ok {
-                    out.push(FieldDiff {
-                        field: field.to_string(),
-                        reference: rtext,
-                        dut: dtext,
-                        abs_err: Some(abs),
-                        rel_err: rel.is_finite().then_some(rel),
-                    });
+                    self.differ(field, texts, Some(abs), rel.is_finite().then_some(rel));
                 }
             }
             (None, None) => {}
-            _ => out.push(FieldDiff {
-                field: field.to_string(),
-                reference: rtext,
-                dut: dtext,
-                abs_err: None,
-                rel_err: None,
-            }),
+            _ => self.differ(field, texts, None, None),
         }
     }
 
-    fn outputs(&mut self, r: &Outputs, d: &Outputs, out: &mut Vec<FieldDiff>) {
+    fn outputs(&mut self, r: &Outputs, d: &Outputs) {
         fn t<T: ToString>(v: Option<T>) -> String {
             v.map_or_else(|| "absent".into(), |v| v.to_string())
         }
         macro_rules! field {
             ($name:literal, $f:ident) => {
                 self.num(
-                    $name,
+                    Field::Out($name),
                     r.$f.map(|v| v as f64),
                     d.$f.map(|v| v as f64),
-                    t(r.$f),
-                    t(d.$f),
-                    out,
+                    || (t(r.$f), t(d.$f)),
                 )
             };
         }
@@ -312,13 +370,12 @@ impl Cmp<'_> {
             field!("window_bytes", window_bytes);
         }
         if r.send_cnp != d.send_cnp {
-            out.push(FieldDiff {
-                field: "send_cnp".into(),
-                reference: t(r.send_cnp),
-                dut: t(d.send_cnp),
-                abs_err: None,
-                rel_err: None,
-            });
+            self.differ(
+                Field::Out("send_cnp"),
+                || (t(r.send_cnp), t(d.send_cnp)),
+                None,
+                None,
+            );
         }
         if r.ack_n != d.ack_n {
             field!("ack_n", ack_n);
@@ -327,69 +384,143 @@ impl Cmp<'_> {
             field!("ack_cwnd", ack_cwnd);
         }
         if r.mark_ce != d.mark_ce {
-            out.push(FieldDiff {
-                field: "mark_ce".into(),
-                reference: t(r.mark_ce),
-                dut: t(d.mark_ce),
-                abs_err: None,
-                rel_err: None,
-            });
+            self.differ(
+                Field::Out("mark_ce"),
+                || (t(r.mark_ce), t(d.mark_ce)),
+                None,
+                None,
+            );
         }
         if r.ack_flags != d.ack_flags {
-            out.push(FieldDiff {
-                field: "ack_flags".into(),
-                reference: t(r.ack_flags),
-                dut: t(d.ack_flags),
-                abs_err: None,
-                rel_err: None,
-            });
+            self.differ(
+                Field::Out("ack_flags"),
+                || (t(r.ack_flags), t(d.ack_flags)),
+                None,
+                None,
+            );
         }
     }
 
-    fn state(&mut self, r: &Decision, d: &Decision, out: &mut Vec<FieldDiff>) {
-        let names: Vec<&str> = match &self.opts.state {
-            StateCompare::None => return,
+    /// The state values `--state` names: every name of the reference's decision then the
+    /// DUT's others (`all`), or the list, in its order.
+    fn state(&mut self, r: &Decision, d: &Decision) {
+        let opts = self.opts;
+        // The same names and values, bit for bit (most pairs): nothing can differ.
+        if !matches!(opts.state, StateCompare::None) && same_state(&r.state, &d.state) {
+            return;
+        }
+        match &opts.state {
+            StateCompare::None => {}
             StateCompare::All => {
-                let mut n: Vec<&str> = r.state.fields().map(|(k, _)| k).collect();
-                for (k, _) in d.state.fields() {
-                    if !n.contains(&k) {
-                        n.push(k);
+                for (name, _) in r.state.fields() {
+                    self.state_value(name, r, d);
+                }
+                for (j, (name, _)) in d.state.fields().enumerate() {
+                    if !r.state.fields().any(|(n, _)| n == name)
+                        && !d.state.fields().take(j).any(|(n, _)| n == name)
+                    {
+                        self.state_value(name, r, d);
                     }
                 }
-                n
             }
-            StateCompare::Fields(f) => f.iter().map(String::as_str).collect(),
+            StateCompare::Fields(f) => {
+                for name in f {
+                    self.state_value(name, r, d);
+                }
+            }
+        }
+    }
+
+    fn state_value(&mut self, name: &str, r: &Decision, d: &Decision) {
+        let (a, b) = (r.state.get(name), d.state.get(name));
+        if a == b && a.is_none_or(|v| !matches!(v, StateValue::F64(_))) {
+            return;
+        }
+        // The same f64 bit for bit: nothing to count (what `num` would find).
+        if let (Some(StateValue::F64(x)), Some(StateValue::F64(y))) = (a, b)
+            && x.to_bits() == y.to_bits()
+        {
+            return;
+        }
+        let text = |v: Option<StateValue>| match v {
+            None => "absent".to_string(),
+            Some(StateValue::U64(x)) => x.to_string(),
+            Some(StateValue::I64(x)) => x.to_string(),
+            Some(StateValue::F64(x)) => format!("{x:?}"),
+            Some(StateValue::Bool(x)) => x.to_string(),
         };
-        for name in names {
-            let (a, b) = (r.state.get(name), d.state.get(name));
-            if a == b && a.is_none_or(|v| !matches!(v, StateValue::F64(_))) {
-                continue;
+        let num = |v: Option<StateValue>| match v {
+            Some(StateValue::U64(x)) => Some(x as f64),
+            Some(StateValue::I64(x)) => Some(x as f64),
+            Some(StateValue::F64(x)) => Some(x),
+            Some(StateValue::Bool(x)) => Some(x as u8 as f64),
+            None => None,
+        };
+        let integer_equal =
+            matches!((a, b), (Some(StateValue::U64(x)), Some(StateValue::U64(y))) if x == y);
+        if !integer_equal {
+            self.num(Field::State(name), num(a), num(b), || (text(a), text(b)));
+        }
+    }
+
+    /// Compare the time, the outputs and (on request) the state.
+    fn pair(&mut self, a: &Decision, b: &Decision) {
+        if a.t_ns != b.t_ns {
+            self.differ(
+                Field::Out("t"),
+                || (a.t_ns.to_string(), b.t_ns.to_string()),
+                Some((a.t_ns as f64 - b.t_ns as f64).abs()),
+                None,
+            );
+        }
+        self.outputs(&a.outputs, &b.outputs);
+        self.state(a, b);
+    }
+}
+
+/// The same names in the same order, and values equal bit for bit.
+fn same_state(a: &State, b: &State) -> bool {
+    let (mut x, mut y) = (a.fields(), b.fields());
+    loop {
+        match (x.next(), y.next()) {
+            (None, None) => return true,
+            (Some((n, v)), Some((m, w))) => {
+                let same = match (v, w) {
+                    (StateValue::F64(p), StateValue::F64(q)) => p.to_bits() == q.to_bits(),
+                    _ => v == w,
+                };
+                if n != m || !same {
+                    return false;
+                }
             }
-            let field = format!("state.{name}");
-            let text = |v: Option<StateValue>| match v {
-                None => "absent".to_string(),
-                Some(StateValue::U64(x)) => x.to_string(),
-                Some(StateValue::I64(x)) => x.to_string(),
-                Some(StateValue::F64(x)) => format!("{x:?}"),
-                Some(StateValue::Bool(x)) => x.to_string(),
-            };
-            let num = |v: Option<StateValue>| match v {
-                Some(StateValue::U64(x)) => Some(x as f64),
-                Some(StateValue::I64(x)) => Some(x as f64),
-                Some(StateValue::F64(x)) => Some(x),
-                Some(StateValue::Bool(x)) => Some(x as u8 as f64),
-                None => None,
-            };
-            let integer_equal =
-                matches!((a, b), (Some(StateValue::U64(x)), Some(StateValue::U64(y))) if x == y);
-            if !integer_equal {
-                self.num(&field, num(a), num(b), text(a), text(b), out);
-            }
+            _ => return false,
         }
     }
 }
 
-/// Compare two sides flow by flow.
+fn present_missing() -> Vec<FieldDiff> {
+    vec![FieldDiff {
+        field: "decision".into(),
+        reference: "present".into(),
+        dut: "missing".into(),
+        abs_err: None,
+        rel_err: None,
+    }]
+}
+
+fn none_extra() -> Vec<FieldDiff> {
+    vec![FieldDiff {
+        field: "decision".into(),
+        reference: "none".into(),
+        dut: "extra".into(),
+        abs_err: None,
+        rel_err: None,
+    }]
+}
+
+/// Compare two sides flow by flow, each held whole ([`StreamDiff`] gives the same report
+/// holding only what it prints; this one serves the HTML report, which charts both sides, and
+/// streams whose event order is broken).
 pub fn diff(reference: &Side, dut: &Side, opts: &DiffOptions) -> DiffReport {
     let n = reference.len().max(dut.len());
     let mut report = DiffReport {
@@ -405,10 +536,7 @@ pub fn diff(reference: &Side, dut: &Side, opts: &DiffOptions) -> DiffReport {
         if r.is_empty() && d.is_empty() {
             continue;
         }
-        let mut cmp = Cmp {
-            opts,
-            largest: Vec::new(),
-        };
+        let mut largest = Vec::new();
         let mut fd = FlowDiff {
             flow: f as u32,
             reference_count: r.len() as u64,
@@ -452,40 +580,26 @@ pub fn diff(reference: &Side, dut: &Side, opts: &DiffOptions) -> DiffReport {
             fields.clear();
             match (i.map(|i| &r[i]), j.map(|j| &d[j])) {
                 (Some(a), Some(b)) => {
-                    if a.t_ns != b.t_ns {
-                        fields.push(FieldDiff {
-                            field: "t".into(),
-                            reference: a.t_ns.to_string(),
-                            dut: b.t_ns.to_string(),
-                            abs_err: Some((a.t_ns as f64 - b.t_ns as f64).abs()),
-                            rel_err: None,
-                        });
-                    }
-                    cmp.outputs(&a.outputs, &b.outputs, &mut fields);
-                    cmp.state(a, b, &mut fields);
-                    if !fields.is_empty() {
+                    let mut p = Pair {
+                        opts,
+                        largest: &mut largest,
+                        out: Some(&mut fields),
+                        differs: false,
+                        pos: i.unwrap_or(0) as u64,
+                        k: 0,
+                    };
+                    p.pair(a, b);
+                    if p.differs {
                         fd.mismatches += 1;
                     }
                 }
                 (Some(_), None) => {
                     fd.missing += 1;
-                    fields.push(FieldDiff {
-                        field: "decision".into(),
-                        reference: "present".into(),
-                        dut: "missing".into(),
-                        abs_err: None,
-                        rel_err: None,
-                    });
+                    fields = present_missing();
                 }
                 (None, Some(_)) => {
                     fd.extra += 1;
-                    fields.push(FieldDiff {
-                        field: "decision".into(),
-                        reference: "none".into(),
-                        dut: "extra".into(),
-                        abs_err: None,
-                        rel_err: None,
-                    });
+                    fields = none_extra();
                 }
                 (None, None) => {}
             }
@@ -498,10 +612,556 @@ pub fn diff(reference: &Side, dut: &Side, opts: &DiffOptions) -> DiffReport {
                 });
             }
         }
-        fd.largest = cmp.largest;
+        fd.largest = largest_list(largest);
         report.flows.push(fd);
     }
     report
+}
+
+// ---------------------------------------------------------------------------------------
+// Streaming
+
+/// Which stream a decision comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Which {
+    /// The reference (or, in `check`, the golden file).
+    Reference = 0,
+    /// The DUT (or the golden file of `diff --golden`, or `check`'s replay).
+    Dut = 1,
+}
+
+/// Decisions a [`StreamDiff`] holds at most, both sides and all flows together, while they
+/// wait for their counterpart (≈ 330 bytes each: 43 MB). Past it the oldest are counted as
+/// missing or extra ([`StreamDiff::uncertain`] counts the ones whose counterpart came later).
+pub const HOLD_LIMIT: usize = 1 << 17;
+
+/// A decision waiting for its counterpart.
+#[derive(Clone, Copy)]
+struct Held {
+    /// Arrival order, both sides: the oldest go first at the hold limit.
+    seq: u64,
+    /// Its position in its side's decisions of the flow.
+    pos: u64,
+    /// The n-th decision of its side and flow with the same cause.
+    ordinal: u32,
+    d: Decision,
+}
+
+fn event_index(d: &Decision) -> u64 {
+    match d.cause {
+        Cause::Event { index, .. } => index,
+        Cause::Timer { .. } => 0,
+    }
+}
+
+/// One timer's firings on one side of a flow.
+struct TimerQ {
+    name: &'static str,
+    fired: u32,
+    /// Firings the other side has not matched yet (slab slots), in firing order.
+    held: VecDeque<u32>,
+}
+
+/// One side of one flow.
+#[derive(Default)]
+struct SideFlow {
+    count: u64,
+    /// Largest event index so far: a side's event decisions come in index order.
+    cur: Option<u64>,
+    /// Decisions per kind at `cur` (ordinals).
+    at_cur: Vec<(&'static str, u32)>,
+    timers: Vec<TimerQ>,
+    /// Held event decisions (slab slots), in arrival order, which is index order.
+    events: VecDeque<u32>,
+    /// Event indices of decisions dropped at the hold limit.
+    dropped: Option<(u64, u64)>,
+}
+
+/// What a flow's report needs, accumulated as pairs are compared.
+struct FlowAcc {
+    flow: u32,
+    sides: [SideFlow; 2],
+    mismatches: u64,
+    missing: u64,
+    extra: u64,
+    largest: Vec<Largest>,
+    /// The first divergence so far and its place: (an extra decision, position) — reference
+    /// order first, the DUT's extra decisions after, as [`diff`] pairs them.
+    first: Option<((bool, u64), Box<Divergence>)>,
+}
+
+/// The comparison of two decision streams, one decision at a time: the report of [`diff`]
+/// (byte for byte), holding per flow only the decisions that wait for their counterpart and
+/// what the report prints (counts, largest errors, the first divergence).
+///
+/// Decisions are aligned as [`diff`] aligns them, by (flow, cause, ordinal). A decision waits
+/// until the other side makes the same one, or can no longer make it: a side's decisions of a
+/// flow on events come in event-index order (a replay feeds a flow's events in order, and a
+/// process or C-ABI DUT may only answer the event it was sent), so once the other side has
+/// decided on a later event of the flow, an earlier one of this side has no counterpart.
+/// Timer firings pair n-th with n-th per name. So what is held is, per flow, the decisions of
+/// the side that is ahead on that flow — the decisions of one event when the two are fed in
+/// step (`diff --dut`), the skew between the two files' orders for `--golden` — and timer
+/// firings one side made and the other not yet, at most [`HOLD_LIMIT`] in all.
+///
+/// A stream that breaks the index order (a hand-made events or golden file) is noticed
+/// ([`StreamDiff::in_order`]): its ordinals may then differ from [`diff`]'s, and the callers
+/// compare such a pair whole.
+pub struct StreamDiff<'o> {
+    opts: &'o DiffOptions,
+    flows: Vec<FlowAcc>,
+    slot_of: rustc_hash::FxHashMap<u32, u32>,
+    slab: Vec<Held>,
+    free: Vec<u32>,
+    held: [usize; 2],
+    max_held: usize,
+    seq: u64,
+    t0_ns: Option<u64>,
+    in_order: bool,
+    closed: [bool; 2],
+    dropped: u64,
+    uncertain: u64,
+    fields: Vec<FieldDiff>,
+}
+
+impl<'o> StreamDiff<'o> {
+    /// An empty comparison.
+    pub fn new(opts: &'o DiffOptions) -> Self {
+        StreamDiff {
+            opts,
+            flows: Vec::new(),
+            slot_of: Default::default(),
+            slab: Vec::new(),
+            free: Vec::new(),
+            held: [0; 2],
+            max_held: 0,
+            seq: 0,
+            t0_ns: None,
+            in_order: true,
+            closed: [false; 2],
+            dropped: 0,
+            uncertain: 0,
+            fields: Vec::new(),
+        }
+    }
+
+    /// Decisions pushed on one side.
+    pub fn count(&self, which: Which) -> u64 {
+        self.flows
+            .iter()
+            .map(|f| f.sides[which as usize].count)
+            .sum()
+    }
+
+    /// Decisions of one side held now, waiting for the other's.
+    pub fn held(&self, which: Which) -> usize {
+        self.held[which as usize]
+    }
+
+    /// True once [`StreamDiff::close`] was called for the side.
+    pub fn is_closed(&self, which: Which) -> bool {
+        self.closed[which as usize]
+    }
+
+    /// The most decisions held at once (both sides).
+    pub fn max_held(&self) -> usize {
+        self.max_held
+    }
+
+    /// False when a side's decisions of a flow went back to an earlier event index: then
+    /// [`diff`]'s alignment may differ from this one's.
+    pub fn in_order(&self) -> bool {
+        self.in_order
+    }
+
+    /// Decisions counted as missing or extra because they waited past [`HOLD_LIMIT`].
+    pub fn dropped(&self) -> u64 {
+        self.dropped
+    }
+
+    /// Decisions whose counterpart may have been among the dropped ones: [`diff`] could have
+    /// paired them (0 unless the two streams were more than [`HOLD_LIMIT`] apart).
+    pub fn uncertain(&self) -> u64 {
+        self.uncertain
+    }
+
+    /// What to say when decisions were dropped at [`HOLD_LIMIT`] and some of the other
+    /// side's came after them: the report may then differ from [`diff`]'s.
+    pub fn alignment_note(&self) -> Option<String> {
+        (self.uncertain > 0).then(|| {
+            format!(
+                "the two streams' decisions were more than {HOLD_LIMIT} apart: {} waited longer \
+                 and were counted as missing or extra, and {} of the other side's came after \
+                 them (compared whole, some may have paired)",
+                self.dropped, self.uncertain
+            )
+        })
+    }
+
+    fn flow_slot(&mut self, flow: u32) -> usize {
+        if let Some(&i) = self.slot_of.get(&flow) {
+            return i as usize;
+        }
+        let i = self.flows.len();
+        self.slot_of.insert(flow, i as u32);
+        self.flows.push(FlowAcc {
+            flow,
+            sides: Default::default(),
+            mismatches: 0,
+            missing: 0,
+            extra: 0,
+            largest: Vec::new(),
+            first: None,
+        });
+        i
+    }
+
+    /// Add one decision of one side.
+    pub fn push(&mut self, which: Which, d: &Decision) {
+        self.t0_ns = Some(self.t0_ns.map_or(d.t_ns, |t| t.min(d.t_ns)));
+        let f = self.flow_slot(d.flow);
+        let s = which as usize;
+        let sf = &mut self.flows[f].sides[s];
+        let pos = sf.count;
+        sf.count += 1;
+        match d.cause {
+            Cause::Event { kind, index } => self.push_event(f, s, pos, kind, index, d),
+            Cause::Timer { name } => self.push_timer(f, s, pos, name, d),
+        }
+        if self.held[0] + self.held[1] > HOLD_LIMIT {
+            self.drop_oldest();
+        }
+    }
+
+    /// The side will push nothing more: the other side's decisions waiting for it have no
+    /// counterpart.
+    pub fn close(&mut self, which: Which) {
+        let o = 1 - which as usize;
+        self.closed[which as usize] = true;
+        for f in 0..self.flows.len() {
+            self.retire_all(f, o);
+        }
+    }
+
+    fn push_event(
+        &mut self,
+        f: usize,
+        s: usize,
+        pos: u64,
+        kind: &'static str,
+        index: u64,
+        d: &Decision,
+    ) {
+        let o = 1 - s;
+        let me = &mut self.flows[f].sides[s];
+        match me.cur {
+            Some(c) if index == c => {}
+            Some(c) if index < c => {
+                self.in_order = false;
+                me.cur = Some(index);
+                me.at_cur.clear();
+            }
+            _ => {
+                me.cur = Some(index);
+                me.at_cur.clear();
+            }
+        }
+        let ordinal = match me.at_cur.iter_mut().find(|(k, _)| *k == kind) {
+            Some(e) => {
+                e.1 += 1;
+                e.1 - 1
+            }
+            None => {
+                me.at_cur.push((kind, 1));
+                0
+            }
+        };
+        // This side is past the other's held decisions of earlier events: they have no
+        // counterpart.
+        while let Some(&slot) = self.flows[f].sides[o].events.front() {
+            if event_index(&self.slab[slot as usize].d) >= index {
+                break;
+            }
+            self.flows[f].sides[o].events.pop_front();
+            self.check_lost(f, s, slot);
+            self.unmatched_slot(f, o, slot);
+        }
+        // Its counterpart, among the other side's held decisions of this event (at the front).
+        let q = &self.flows[f].sides[o].events;
+        let found = q
+            .iter()
+            .take_while(|&&sl| event_index(&self.slab[sl as usize].d) == index)
+            .position(|&sl| {
+                let h = &self.slab[sl as usize];
+                h.ordinal == ordinal
+                    && matches!(h.d.cause, Cause::Event { kind: k, .. } if k == kind)
+            });
+        if let Some(slot) = found.and_then(|i| self.flows[f].sides[o].events.remove(i)) {
+            self.matched(f, s, pos, d, slot);
+            return;
+        }
+        let other = &self.flows[f].sides[o];
+        if self.closed[o] || other.cur.is_some_and(|c| c > index) {
+            // The other side is past this event, or done.
+            if other
+                .dropped
+                .is_some_and(|(lo, hi)| lo <= index && index <= hi)
+            {
+                self.uncertain += 1;
+            }
+            self.unmatched(f, s, pos, d);
+        } else {
+            let slot = self.hold(s, pos, ordinal, d);
+            self.flows[f].sides[s].events.push_back(slot);
+        }
+    }
+
+    fn push_timer(&mut self, f: usize, s: usize, pos: u64, name: &'static str, d: &Decision) {
+        let o = 1 - s;
+        let sides = &mut self.flows[f].sides;
+        let ti = match sides[s].timers.iter().position(|t| t.name == name) {
+            Some(i) => i,
+            None => {
+                sides[s].timers.push(TimerQ {
+                    name,
+                    fired: 0,
+                    held: VecDeque::new(),
+                });
+                sides[s].timers.len() - 1
+            }
+        };
+        let n = sides[s].timers[ti].fired;
+        sides[s].timers[ti].fired += 1;
+        if let Some(t) = sides[o].timers.iter_mut().find(|t| t.name == name) {
+            match t.held.front() {
+                Some(&slot) if self.slab[slot as usize].ordinal == n => {
+                    t.held.pop_front();
+                    self.matched(f, s, pos, d, slot);
+                    return;
+                }
+                // The other side's n-th firing is no longer held: dropped at the hold limit.
+                Some(_) => {
+                    self.uncertain += 1;
+                    self.unmatched(f, s, pos, d);
+                    return;
+                }
+                None if t.fired > n => {
+                    self.uncertain += 1;
+                    self.unmatched(f, s, pos, d);
+                    return;
+                }
+                None => {}
+            }
+        }
+        if self.closed[o] {
+            self.unmatched(f, s, pos, d);
+            return;
+        }
+        let slot = self.hold(s, pos, n, d);
+        self.flows[f].sides[s].timers[ti].held.push_back(slot);
+    }
+
+    fn hold(&mut self, s: usize, pos: u64, ordinal: u32, d: &Decision) -> u32 {
+        let h = Held {
+            seq: self.seq,
+            pos,
+            ordinal,
+            d: *d,
+        };
+        self.seq += 1;
+        self.held[s] += 1;
+        self.max_held = self.max_held.max(self.held[0] + self.held[1]);
+        match self.free.pop() {
+            Some(i) => {
+                self.slab[i as usize] = h;
+                i
+            }
+            None => {
+                self.slab.push(h);
+                (self.slab.len() - 1) as u32
+            }
+        }
+    }
+
+    fn release(&mut self, s: usize, slot: u32) -> Held {
+        self.held[s] -= 1;
+        self.free.push(slot);
+        self.slab[slot as usize]
+    }
+
+    /// A held event decision of side `1 - s` retired for want of a counterpart: side `s` may
+    /// have made it and dropped it at the hold limit.
+    fn check_lost(&mut self, f: usize, s: usize, slot: u32) {
+        if let Some((lo, hi)) = self.flows[f].sides[s].dropped {
+            let i = event_index(&self.slab[slot as usize].d);
+            if lo <= i && i <= hi {
+                self.uncertain += 1;
+            }
+        }
+    }
+
+    /// `d` of side `s` pairs with the held decision in `slot` (the other side's).
+    fn matched(&mut self, f: usize, s: usize, pos: u64, d: &Decision, slot: u32) {
+        let h = self.release(1 - s, slot);
+        if s == 0 {
+            self.compare(f, d, pos, &h.d);
+        } else {
+            self.compare(f, &h.d, h.pos, d);
+        }
+    }
+
+    fn compare(&mut self, f: usize, r: &Decision, rpos: u64, d: &Decision) {
+        let acc = &mut self.flows[f];
+        // Texts only for a pair that would be the first divergence so far.
+        let candidate = acc.first.as_ref().is_none_or(|(k, _)| (false, rpos) < *k);
+        self.fields.clear();
+        let mut p = Pair {
+            opts: self.opts,
+            largest: &mut acc.largest,
+            out: candidate.then_some(&mut self.fields),
+            differs: false,
+            pos: rpos,
+            k: 0,
+        };
+        p.pair(r, d);
+        if p.differs {
+            acc.mismatches += 1;
+            if candidate {
+                acc.first = Some((
+                    (false, rpos),
+                    Box::new(Divergence {
+                        reference: Some(*r),
+                        dut: Some(*d),
+                        fields: std::mem::take(&mut self.fields),
+                        events: Vec::new(),
+                    }),
+                ));
+            }
+        }
+    }
+
+    /// `d` of side `s` has no counterpart: missing (a reference decision) or extra.
+    fn unmatched(&mut self, f: usize, s: usize, pos: u64, d: &Decision) {
+        let acc = &mut self.flows[f];
+        let key = (s == 1, pos);
+        if s == 0 {
+            acc.missing += 1;
+        } else {
+            acc.extra += 1;
+        }
+        if acc.first.as_ref().is_none_or(|(k, _)| key < *k) {
+            let div = if s == 0 {
+                Divergence {
+                    reference: Some(*d),
+                    dut: None,
+                    fields: present_missing(),
+                    events: Vec::new(),
+                }
+            } else {
+                Divergence {
+                    reference: None,
+                    dut: Some(*d),
+                    fields: none_extra(),
+                    events: Vec::new(),
+                }
+            };
+            acc.first = Some((key, Box::new(div)));
+        }
+    }
+
+    fn unmatched_slot(&mut self, f: usize, s: usize, slot: u32) {
+        let h = self.release(s, slot);
+        self.unmatched(f, s, h.pos, &h.d);
+    }
+
+    /// Every decision side `s` holds in flow slot `f` has no counterpart.
+    fn retire_all(&mut self, f: usize, s: usize) {
+        while let Some(slot) = self.flows[f].sides[s].events.pop_front() {
+            self.check_lost(f, 1 - s, slot);
+            self.unmatched_slot(f, s, slot);
+        }
+        for t in 0..self.flows[f].sides[s].timers.len() {
+            while let Some(slot) = self.flows[f].sides[s].timers[t].held.pop_front() {
+                self.unmatched_slot(f, s, slot);
+            }
+        }
+    }
+
+    /// Past [`HOLD_LIMIT`]: count the oldest held decisions as missing or extra, down to three
+    /// quarters of it (one scan of the queues per `HOLD_LIMIT / 4` decisions).
+    #[cold]
+    fn drop_oldest(&mut self) {
+        use std::cmp::Reverse;
+        // (seq, flow slot, side, queue: u32::MAX for events, else the timer).
+        let mut fronts = std::collections::BinaryHeap::new();
+        let front = |slab: &[Held], q: &VecDeque<u32>| q.front().map(|&s| slab[s as usize].seq);
+        for (f, acc) in self.flows.iter().enumerate() {
+            for (s, side) in acc.sides.iter().enumerate() {
+                if let Some(seq) = front(&self.slab, &side.events) {
+                    fronts.push(Reverse((seq, f, s, u32::MAX)));
+                }
+                for (t, tq) in side.timers.iter().enumerate() {
+                    if let Some(seq) = front(&self.slab, &tq.held) {
+                        fronts.push(Reverse((seq, f, s, t as u32)));
+                    }
+                }
+            }
+        }
+        while self.held[0] + self.held[1] > HOLD_LIMIT / 4 * 3 {
+            let Some(Reverse((_, f, s, q))) = fronts.pop() else {
+                break;
+            };
+            let side = &mut self.flows[f].sides[s];
+            let queue = if q == u32::MAX {
+                &mut side.events
+            } else {
+                &mut side.timers[q as usize].held
+            };
+            let Some(slot) = queue.pop_front() else {
+                continue;
+            };
+            if let Some(&next) = queue.front() {
+                fronts.push(Reverse((self.slab[next as usize].seq, f, s, q)));
+            }
+            if q == u32::MAX {
+                let i = event_index(&self.slab[slot as usize].d);
+                side.dropped = Some(
+                    side.dropped
+                        .map_or((i, i), |(lo, hi)| (lo.min(i), hi.max(i))),
+                );
+            }
+            self.dropped += 1;
+            self.unmatched_slot(f, s, slot);
+        }
+    }
+
+    /// The report: what [`diff`] gives for the same two streams.
+    pub fn finish(mut self) -> DiffReport {
+        for f in 0..self.flows.len() {
+            for s in 0..2 {
+                self.retire_all(f, s);
+            }
+        }
+        let mut flows: Vec<FlowDiff> = self
+            .flows
+            .into_iter()
+            .map(|a| FlowDiff {
+                flow: a.flow,
+                reference_count: a.sides[0].count,
+                dut_count: a.sides[1].count,
+                mismatches: a.mismatches,
+                missing: a.missing,
+                extra: a.extra,
+                largest: largest_list(a.largest),
+                first: a.first.map(|(_, d)| *d),
+            })
+            .collect();
+        flows.sort_unstable_by_key(|f| f.flow);
+        DiffReport {
+            flows,
+            t0_ns: self.t0_ns,
+        }
+    }
 }
 
 /// The event index a divergence points at (its causing event, or for a timer the event after).
@@ -708,7 +1368,6 @@ mod tests {
         assert_eq!(since(&r, 1_735_689_601_000_005_368), "+1000000.002 µs");
         assert_eq!(since(&r, 1_735_689_600_000_005_366), "+0.000 µs");
     }
-    use ccreplay_reference_cc::State;
 
     const NAMES: &[&str] = &["W", "U"];
 
@@ -737,14 +1396,32 @@ mod tests {
         s
     }
 
+    /// [`diff`] of the two sides, checked against [`StreamDiff`] fed them in turn, a decision
+    /// of each: the same report, field for field.
+    fn both(r: &[Decision], d: &[Decision], opts: &DiffOptions) -> DiffReport {
+        let whole = diff(&side(r), &side(d), opts);
+        let mut sd = StreamDiff::new(opts);
+        for i in 0..r.len().max(d.len()) {
+            if let Some(x) = r.get(i) {
+                sd.push(Which::Reference, x);
+            }
+            if let Some(x) = d.get(i) {
+                sd.push(Which::Dut, x);
+            }
+        }
+        assert!(sd.in_order());
+        assert_eq!(format!("{:?}", sd.finish()), format!("{whole:?}"));
+        whole
+    }
+
     #[test]
     fn identical_streams_conform() {
-        let a = side(&[
+        let a = [
             dec(0, 0, 1000, 0.5),
             dec(0, 1, 1100, 0.25),
             dec(1, 0, 900, 1.0),
-        ]);
-        let r = diff(
+        ];
+        let r = both(
             &a,
             &a,
             &DiffOptions {
@@ -759,18 +1436,18 @@ mod tests {
 
     #[test]
     fn first_divergence_missing_and_extra() {
-        let r = side(&[
+        let r = [
             dec(0, 0, 1000, 0.5),
             dec(0, 1, 1100, 0.25),
             dec(0, 2, 1200, 0.25),
-        ]);
+        ];
         // The DUT gets event 1 wrong by 80 bytes, skips event 2 and answers an event 3.
-        let d = side(&[
+        let d = [
             dec(0, 0, 1000, 0.5),
             dec(0, 1, 1180, 0.25),
             dec(0, 3, 1300, 0.25),
-        ]);
-        let rep = diff(&r, &d, &DiffOptions::default());
+        ];
+        let rep = both(&r, &d, &DiffOptions::default());
         let f = &rep.flows[0];
         assert_eq!((f.mismatches, f.missing, f.extra), (1, 1, 1));
         let div = f.first.as_ref().unwrap();
@@ -791,10 +1468,10 @@ mod tests {
 
     #[test]
     fn tolerances_and_state_on_request() {
-        let r = side(&[dec(0, 0, 1000, 0.5)]);
-        let d = side(&[dec(0, 0, 1001, 0.5000000000000001)]);
+        let r = [dec(0, 0, 1000, 0.5)];
+        let d = [dec(0, 0, 1001, 0.5000000000000001)];
         // Outputs differ by 1 byte (0.1 %) and 8 bps; U by one ulp.
-        let strict = diff(&r, &d, &DiffOptions::default());
+        let strict = both(&r, &d, &DiffOptions::default());
         assert_eq!(strict.mismatches(), 1);
         let opts = DiffOptions {
             tolerances: vec![
@@ -803,12 +1480,12 @@ mod tests {
             ],
             state: StateCompare::None,
         };
-        assert!(diff(&r, &d, &opts).ok());
+        assert!(both(&r, &d, &opts).ok());
         let opts = DiffOptions {
             state: StateCompare::Fields(vec!["U".into()]),
             ..opts
         };
-        let rep = diff(&r, &d, &opts);
+        let rep = both(&r, &d, &opts);
         assert_eq!(
             rep.flows[0].first.as_ref().unwrap().fields[0].field,
             "state.U"

@@ -7,7 +7,9 @@ use std::fs;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 
-use crate::diff::{self, DiffOptions, DiffReport, Side, StateCompare};
+use ccreplay_reference_cc::Decision;
+
+use crate::diff::{self, DiffOptions, DiffReport, Side, StateCompare, StreamDiff, Which};
 use crate::protocol;
 use crate::replay::{self, ReplayError, ReplayStats, Trace};
 
@@ -112,22 +114,184 @@ pub fn unreferenced(golden_dir: &Path, manifests: &[PathBuf]) -> Vec<PathBuf> {
     out
 }
 
+/// A golden (decisions) file read one decision at a time through one reused line buffer
+/// (memory: a line). Errors name the line, as [`read_golden`]'s.
+pub struct GoldenReader {
+    path: PathBuf,
+    input: BufReader<fs::File>,
+    buf: Vec<u8>,
+    /// Lines read, blank ones included.
+    line: usize,
+    done: bool,
+}
+
+impl GoldenReader {
+    /// Open a golden file.
+    pub fn open(path: &Path) -> Result<Self, String> {
+        let f = fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok(GoldenReader {
+            path: path.to_path_buf(),
+            input: BufReader::with_capacity(1 << 16, f),
+            buf: Vec::with_capacity(512),
+            line: 0,
+            done: false,
+        })
+    }
+
+    /// The next decision; `None` at the end, and after an error.
+    pub fn next_decision(&mut self) -> Option<Result<Decision, String>> {
+        let r = self.read();
+        if !matches!(r, Some(Ok(_))) {
+            self.done = true;
+        }
+        r
+    }
+
+    fn read(&mut self) -> Option<Result<Decision, String>> {
+        while !self.done {
+            self.buf.clear();
+            match self.input.read_until(b'\n', &mut self.buf) {
+                Ok(0) => return None,
+                Ok(_) => {}
+                Err(e) => return Some(Err(format!("{}: {e}", self.path.display()))),
+            }
+            self.line += 1;
+            // As `BufRead::lines` gives them: without "\n" or "\r\n", UTF-8.
+            let mut b = &self.buf[..];
+            if let Some(x) = b.strip_suffix(b"\n") {
+                b = x.strip_suffix(b"\r").unwrap_or(x);
+            }
+            let Ok(line) = std::str::from_utf8(b) else {
+                return Some(Err(format!(
+                    "{}: stream did not contain valid UTF-8",
+                    self.path.display()
+                )));
+            };
+            if line.trim().is_empty() {
+                continue;
+            }
+            let at = || format!("{}:{}", self.path.display(), self.line);
+            let v: serde_json::Value = match serde_json::from_str(line) {
+                Ok(v) => v,
+                Err(e) => return Some(Err(format!("{}: not JSON: {e}", at()))),
+            };
+            return Some(protocol::parse_decision(&v).map_err(|e| format!("{}: {e}", at())));
+        }
+        None
+    }
+}
+
 /// Read a golden file into per-flow decisions. Errors name the line.
 pub fn read_golden(path: &Path) -> Result<Side, String> {
-    let f = fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut r = GoldenReader::open(path)?;
     let mut side = Side::default();
-    for (i, line) in BufReader::new(f).lines().enumerate() {
-        let line = line.map_err(|e| format!("{}: {e}", path.display()))?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let v: serde_json::Value = serde_json::from_str(&line)
-            .map_err(|e| format!("{}:{}: not JSON: {e}", path.display(), i + 1))?;
-        let d = protocol::parse_decision(&v)
-            .map_err(|e| format!("{}:{}: {e}", path.display(), i + 1))?;
-        side.push(&d);
+    while let Some(d) = r.next_decision() {
+        side.push(&d?);
     }
     Ok(side)
+}
+
+/// Where a streaming comparison that ran out of room ([`StreamDiff::alignment_note`]) is
+/// explained.
+pub const ALIGNMENT_HINT: &str = "the golden file's decisions are in another order than the \
+    replay's (bless writes them in the replay's); docs/performance.md, Memory";
+
+/// Replay decisions held past which the golden file is read whatever its times (a file whose
+/// clock differs from the replay's is then compared in step, decision by decision).
+const CATCH_UP: usize = 1024;
+
+/// A golden file fed into a [`StreamDiff`] as one side while a replay feeds the other: its
+/// decisions are pushed in time order with the replay's (both are written in (time, flow)
+/// order), so each flow's decisions meet their counterparts with little held.
+pub struct GoldenFeed {
+    reader: Option<GoldenReader>,
+    next: Option<Decision>,
+    error: Option<String>,
+    side: Which,
+}
+
+impl GoldenFeed {
+    /// Feed the golden file at `path` as side `side`. A file that cannot be opened is
+    /// [`GoldenFeed::error`], as a bad line is.
+    pub fn open(path: &Path, side: Which) -> Self {
+        let (reader, error) = match GoldenReader::open(path) {
+            Ok(r) => (Some(r), None),
+            Err(e) => (None, Some(e)),
+        };
+        GoldenFeed {
+            reader,
+            next: None,
+            error,
+            side,
+        }
+    }
+
+    /// The first error of the file (it stops feeding there).
+    pub fn error(&self) -> Option<&str> {
+        self.error.as_deref()
+    }
+
+    fn fill(&mut self) {
+        if self.next.is_none()
+            && let Some(r) = &mut self.reader
+        {
+            match r.next_decision() {
+                Some(Ok(d)) => self.next = Some(d),
+                Some(Err(e)) => {
+                    self.error = Some(e);
+                    self.reader = None;
+                }
+                None => self.reader = None,
+            }
+        }
+    }
+
+    /// Push the golden decisions due by the replay's decision `r`: those before it in (time,
+    /// flow) order, and more while the replay's side holds over [`CATCH_UP`] and the golden's
+    /// none. At the file's end (or its first error) the golden side is closed.
+    pub fn feed_to(&mut self, sd: &mut StreamDiff<'_>, r: &Decision) {
+        let replay = if self.side == Which::Dut {
+            Which::Reference
+        } else {
+            Which::Dut
+        };
+        loop {
+            self.fill();
+            let Some(g) = self.next else {
+                if self.reader.is_none() && !sd.is_closed(self.side) {
+                    sd.close(self.side);
+                }
+                return;
+            };
+            let due = (g.t_ns, g.flow) <= (r.t_ns, r.flow)
+                || (sd.held(replay) > CATCH_UP && sd.held(self.side) == 0);
+            if !due {
+                return;
+            }
+            sd.push(self.side, &g);
+            self.next = None;
+        }
+    }
+
+    /// Push the rest of the file.
+    pub fn drain(&mut self, sd: &mut StreamDiff<'_>) {
+        loop {
+            self.fill();
+            let Some(g) = self.next.take() else {
+                return;
+            };
+            sd.push(self.side, &g);
+        }
+    }
+
+    /// Read the rest of the file for its first error only (nothing is compared).
+    pub fn check_rest(&mut self) -> Option<&str> {
+        while self.error.is_none() && self.reader.is_some() {
+            self.next = None;
+            self.fill();
+        }
+        self.error()
+    }
 }
 
 /// The result of checking one (trace, model).
@@ -187,18 +351,23 @@ pub struct Sides<'a> {
     pub actual: &'a Side,
 }
 
-/// Replay one trace's model and compare it with its golden file.
+/// Replay one trace's model and compare it with its golden file, streaming both (memory: the
+/// flows, not the decisions).
 pub fn check_one(trace: &Trace, model: &str, golden_dir: &Path, jobs: usize) -> CheckResult {
-    check_one_visit(trace, model, golden_dir, jobs, &mut |_, _| {})
+    check_one_visit(trace, model, golden_dir, jobs, None)
 }
 
-/// [`check_one`], handing the result and both sides to `visit` when they were compared.
-fn check_one_visit(
+/// What sees each compared pair's result and both sides.
+type Visit<'v> = dyn FnMut(&CheckResult, &Sides<'_>) + 'v;
+
+/// [`check_one`]; with `visit`, both sides are held whole and handed to it with the result
+/// when they were compared.
+fn check_one_visit<'v>(
     trace: &Trace,
     model: &str,
     golden_dir: &Path,
     jobs: usize,
-    visit: &mut dyn FnMut(&CheckResult, &Sides<'_>),
+    visit: Option<&mut Visit<'v>>,
 ) -> CheckResult {
     let result = |outcome| CheckResult {
         trace: trace.name(),
@@ -209,15 +378,18 @@ fn check_one_visit(
     if !path.exists() {
         return result(Outcome::MissingGolden(path));
     }
+    // Streamed; `None` when a stream broke the event order: compared whole, below.
+    if visit.is_none()
+        && let Some(outcome) = check_streaming(trace, model, &path, jobs)
+    {
+        return result(outcome);
+    }
     let golden = match read_golden(&path) {
         Ok(g) => g,
         Err(e) => return result(Outcome::Failed(e)),
     };
     let Some(spec) = trace.model(model) else {
-        return result(Outcome::Failed(format!(
-            "{}: no model `{model}`",
-            trace.manifest_path.display()
-        )));
+        return result(no_model(trace, model));
     };
     let mut actual = Side::default();
     let stats = match replay::replay_reference(trace, spec, jobs, |d| {
@@ -227,16 +399,10 @@ fn check_one_visit(
         Ok(s) => s,
         Err(e) => return result(Outcome::Failed(e.to_string())),
     };
-    // Nothing compared is never a pass (issue 14.2).
-    let findings =
-        crate::verdict::assess(trace, model, &stats, crate::verdict::Strictness::default());
-    if let Some(f) = findings.iter().find(|f| f.is_error()) {
-        let hint = f
-            .hint
-            .as_deref()
-            .map_or(String::new(), |h| format!(" (hint: {h})"));
-        return result(Outcome::Failed(format!("{}{hint}", f.message)));
-    }
+    let findings = match findings_or_failure(trace, model, &stats) {
+        Ok(f) => f,
+        Err(outcome) => return result(outcome),
+    };
     let mut report = diff::diff(&golden, &actual, &golden_options());
     if !report.ok() {
         let events = replay::divergence_events(trace, &report, 3);
@@ -247,14 +413,106 @@ fn check_one_visit(
         stats: Box::new(stats),
         findings,
     });
-    let sides = Sides {
-        trace,
-        golden_path: &path,
-        golden: &golden,
-        actual: &actual,
-    };
-    visit(&r, &sides);
+    if let Some(visit) = visit {
+        let sides = Sides {
+            trace,
+            golden_path: &path,
+            golden: &golden,
+            actual: &actual,
+        };
+        visit(&r, &sides);
+    }
     r
+}
+
+fn no_model(trace: &Trace, model: &str) -> Outcome {
+    Outcome::Failed(format!(
+        "{}: no model `{model}`",
+        trace.manifest_path.display()
+    ))
+}
+
+/// What the replay found about its input, or the failure when it is an error: nothing
+/// compared is never a pass (issue 14.2).
+fn findings_or_failure(
+    trace: &Trace,
+    model: &str,
+    stats: &ReplayStats,
+) -> Result<Vec<crate::verdict::Finding>, Outcome> {
+    let findings =
+        crate::verdict::assess(trace, model, stats, crate::verdict::Strictness::default());
+    if let Some(f) = findings.iter().find(|f| f.is_error()) {
+        let hint = f
+            .hint
+            .as_deref()
+            .map_or(String::new(), |h| format!(" (hint: {h})"));
+        return Err(Outcome::Failed(format!("{}{hint}", f.message)));
+    }
+    Ok(findings)
+}
+
+/// [`check_one`] with the golden file read as the replay goes ([`GoldenFeed`]), giving what
+/// reading it whole first gives — a bad golden line is the outcome whatever the replay does —
+/// or `None` when a stream broke the event order (the caller then compares them whole).
+fn check_streaming(trace: &Trace, model: &str, path: &Path, jobs: usize) -> Option<Outcome> {
+    let mut feed = GoldenFeed::open(path, Which::Reference);
+    if let Some(e) = feed.error() {
+        return Some(Outcome::Failed(e.to_string()));
+    }
+    let Some(spec) = trace.model(model) else {
+        return Some(match feed.check_rest() {
+            Some(e) => Outcome::Failed(e.to_string()),
+            None => no_model(trace, model),
+        });
+    };
+    let opts = golden_options();
+    let mut sd = StreamDiff::new(&opts);
+    let replayed = replay::replay_reference(trace, spec, jobs, |d| {
+        sd.push(Which::Dut, d);
+        feed.feed_to(&mut sd, d);
+        match feed.error() {
+            // The golden file's error is the outcome: the replay need not go on.
+            Some(_) => Err(std::io::Error::other("bad golden file")),
+            None => Ok(()),
+        }
+    });
+    let stats = match replayed {
+        Ok(s) => s,
+        Err(e) => {
+            return Some(Outcome::Failed(match feed.check_rest() {
+                Some(g) => g.to_string(),
+                None => e.to_string(),
+            }));
+        }
+    };
+    feed.drain(&mut sd);
+    if let Some(e) = feed.error() {
+        return Some(Outcome::Failed(e.to_string()));
+    }
+    let mut findings = match findings_or_failure(trace, model, &stats) {
+        Ok(f) => f,
+        Err(outcome) => return Some(outcome),
+    };
+    if !sd.in_order() {
+        return None;
+    }
+    if let Some(message) = sd.alignment_note() {
+        findings.push(crate::verdict::Finding {
+            severity: crate::verdict::Severity::Warning,
+            message,
+            hint: Some(ALIGNMENT_HINT.to_string()),
+        });
+    }
+    let mut report = sd.finish();
+    if !report.ok() {
+        let events = replay::divergence_events(trace, &report, 3);
+        diff::attach_events(&mut report, 3, events);
+    }
+    Some(Outcome::Compared {
+        report: Box::new(report),
+        stats: Box::new(stats),
+        findings,
+    })
 }
 
 /// Check every trace of `traces_dir` (every model of its manifest) against `golden_dir`.
@@ -273,7 +531,15 @@ pub fn check_all_with(
     jobs: usize,
     starting: impl FnMut(&str, &str),
 ) -> Result<Vec<CheckResult>, String> {
-    check_all_visit(traces_dir, golden_dir, jobs, starting, |_, _| {})
+    let manifests =
+        find_traces(traces_dir).map_err(|e| format!("{}: {e}", traces_dir.display()))?;
+    if manifests.is_empty() {
+        return Err(format!(
+            "{}: no trace manifests (*.toml)",
+            traces_dir.display()
+        ));
+    }
+    check_manifests(&manifests, golden_dir, jobs, starting)
 }
 
 /// [`check_all_with`], also handing each compared pair's result and both sides to `visit`,
@@ -302,8 +568,29 @@ pub fn check_manifests_visit(
     manifests: &[PathBuf],
     golden_dir: &Path,
     jobs: usize,
-    mut starting: impl FnMut(&str, &str),
+    starting: impl FnMut(&str, &str),
     mut visit: impl FnMut(&CheckResult, &Sides<'_>),
+) -> Result<Vec<CheckResult>, String> {
+    check_manifests_with(manifests, golden_dir, jobs, starting, Some(&mut visit))
+}
+
+/// `check` on these manifests, in this order, each pair streamed ([`check_one`]): memory holds
+/// a flow's state, not the decisions.
+pub fn check_manifests(
+    manifests: &[PathBuf],
+    golden_dir: &Path,
+    jobs: usize,
+    starting: impl FnMut(&str, &str),
+) -> Result<Vec<CheckResult>, String> {
+    check_manifests_with(manifests, golden_dir, jobs, starting, None)
+}
+
+fn check_manifests_with<'v>(
+    manifests: &[PathBuf],
+    golden_dir: &Path,
+    jobs: usize,
+    mut starting: impl FnMut(&str, &str),
+    mut visit: Option<&mut Visit<'v>>,
 ) -> Result<Vec<CheckResult>, String> {
     let mut out = Vec::new();
     for m in manifests {
@@ -312,7 +599,11 @@ pub fn check_manifests_visit(
                 for spec in &trace.manifest.models {
                     starting(&trace.name(), &spec.name);
                     out.push(check_one_visit(
-                        &trace, &spec.name, golden_dir, jobs, &mut visit,
+                        &trace,
+                        &spec.name,
+                        golden_dir,
+                        jobs,
+                        visit.as_deref_mut(),
                     ));
                 }
             }

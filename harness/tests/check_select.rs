@@ -41,14 +41,14 @@ fn pairs(v: &serde_json::Value) -> BTreeSet<String> {
         .collect()
 }
 
-/// The bundled suite: 6 traces, 7 trace/model pairs (roce_dcqcn has two models; the
-/// manifests of traces/).
+/// The bundled suite: 11 traces, 13 trace/model pairs (roce_dcqcn and dcqcn_increase have two
+/// models each; the manifests of traces/).
 #[test]
 fn shards_partition_the_traces_for_every_count() {
     let (code, all, err) = check(&[], &repo());
     assert_eq!(code, 0, "{err}");
     let all = pairs(&all);
-    assert_eq!(all.len(), 7);
+    assert_eq!(all.len(), 13);
     for n in 1..=6 {
         let mut union = BTreeSet::new();
         let mut total = 0;
@@ -76,7 +76,8 @@ fn shards_partition_the_traces_for_every_count() {
         assert_eq!(total, all.len(), "n = {n}: a pair in two shards");
     }
     // More shards than traces: a job that checks nothing is an error, not a pass.
-    let (code, _, err) = check(&["--shard", "7/7"], &repo());
+    // (11 traces: shard 12 of 12 is empty.)
+    let (code, _, err) = check(&["--shard", "12/12"], &repo());
     assert_eq!(code, 2, "{err}");
     for bad in ["0/3", "4/3", "1/0", "x"] {
         let (code, _, _) = check(&["--shard", bad], &repo());

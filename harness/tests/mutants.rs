@@ -3,9 +3,8 @@
 //! docs/conformance.md) is caught by the bundled HPCC traces — `diff` exits 1 on at least one
 //! of them — and the unmodified DUT conforms on all. A mutant that slips through fails this
 //! test: the suite needs a trace that exercises its rule. The same for the Python DCQCN
-//! reaction point (`examples/duts/dcqcn_dut.py`) on roce_dcqcn, whose known survivors are
-//! listed with the trace they lack (docs/conformance.md): a survivor caught, or a caught
-//! mutant slipping through, fails the test.
+//! reaction point (`examples/duts/dcqcn_dut.py`, both profiles) on roce_dcqcn and
+//! dcqcn_increase, each mutant caught where its bug first acts (docs/conformance.md).
 
 mod common;
 
@@ -221,186 +220,352 @@ fn every_mutant_of_the_c_hpcc_is_caught_by_the_bundled_traces() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// The DCQCN mutants and whether roce_dcqcn catches each (`diff --model dcqcn` exits 1). The
-/// survivors are not equivalent to the correct sender (each differs on other inputs:
-/// docs/conformance.md); the bundled trace lacks what would expose them.
-const DCQCN_MUTANTS: [(&str, bool); 16] = [
-    ("alpha-per-period", true),
-    ("alpha-timer-not-reset", true),
-    ("cut-new-alpha", true),
-    ("timer-not-reset", true),
-    ("bc-not-reset", true),
-    ("rt-not-reset", true),
-    ("fr-off-by-one", true),
-    ("ai-on-rc", true),
-    ("g-unit", true),
-    ("cut-round", true),
-    // No hyper increase: the byte stage never passes F = 5 between two cuts.
-    ("hai-step", false),
-    ("hai-constant", false),
-    // No rate climbs back to the 25 Gbps line rate.
-    ("no-line-clamp", false),
-    // The lowest cut (32 Mbps) stays above rpg_min_rate = 1 Mbps.
-    ("no-min-clamp", false),
-    // rpg_byte_reset = 100,000 B is a multiple of the 1,000 B payloads: no remainder.
-    ("bc-no-remainder", false),
-    // No flow sends 100,000 B before its first CNP (46 to 56 KB).
-    ("count-before-cnp", false),
+/// The bundled DCQCN traces; each names `dcqcn` (its closed loop) and `dcqcn-nic`.
+const DCQCN_TRACES: [&str; 2] = ["roce_dcqcn", "dcqcn_increase"];
+
+/// Each mutant of the Python DCQCN reaction point (`examples/duts/dcqcn_dut.py`: profile
+/// `paper` for `dcqcn`, `nic` for `dcqcn-nic`), the bundled traces that catch it (`diff --state
+/// all` exits 1) and whether the outputs alone catch it there (`rate_bps` or a decision
+/// missing or extra, on some trace; else only the state shows it). What each needs of a trace
+/// is in docs/conformance.md (DCQCN).
+const DCQCN_MUTANTS: [(&str, &str, &[&str], bool); 32] = [
+    (
+        "paper",
+        "alpha-per-period",
+        &["roce_dcqcn", "dcqcn_increase"],
+        true,
+    ),
+    (
+        "paper",
+        "alpha-timer-not-reset",
+        &["roce_dcqcn", "dcqcn_increase"],
+        true,
+    ),
+    (
+        "paper",
+        "cut-new-alpha",
+        &["roce_dcqcn", "dcqcn_increase"],
+        true,
+    ),
+    (
+        "paper",
+        "timer-not-reset",
+        &["roce_dcqcn", "dcqcn_increase"],
+        true,
+    ),
+    // dcqcn_increase's byte counter expires on every packet, reset or not: only its state shows.
+    (
+        "paper",
+        "bc-not-reset",
+        &["roce_dcqcn", "dcqcn_increase"],
+        true,
+    ),
+    (
+        "paper",
+        "rt-not-reset",
+        &["roce_dcqcn", "dcqcn_increase"],
+        true,
+    ),
+    (
+        "paper",
+        "fr-off-by-one",
+        &["roce_dcqcn", "dcqcn_increase"],
+        true,
+    ),
+    ("paper", "ai-on-rc", &["roce_dcqcn", "dcqcn_increase"], true),
+    ("paper", "g-unit", &["roce_dcqcn", "dcqcn_increase"], true),
+    (
+        "paper",
+        "cut-round",
+        &["roce_dcqcn", "dcqcn_increase"],
+        true,
+    ),
+    // Hyper increase, the line rate, the floor, remainders, bytes before the first CNP: only
+    // in dcqcn_increase.
+    ("paper", "hai-step", &["dcqcn_increase"], true),
+    ("paper", "hai-constant", &["dcqcn_increase"], true),
+    ("paper", "no-line-clamp", &["dcqcn_increase"], true),
+    ("paper", "no-min-clamp", &["dcqcn_increase"], true),
+    ("paper", "bc-no-remainder", &["dcqcn_increase"], true),
+    ("paper", "count-before-cnp", &["dcqcn_increase"], true),
+    (
+        "paper",
+        "alpha-per-packet",
+        &["roce_dcqcn", "dcqcn_increase"],
+        true,
+    ),
+    (
+        "paper",
+        "stage-not-reset",
+        &["roce_dcqcn", "dcqcn_increase"],
+        true,
+    ),
+    (
+        "paper",
+        "hyper-on-max",
+        &["roce_dcqcn", "dcqcn_increase"],
+        true,
+    ),
+    ("paper", "bc-multi-expiry", &["dcqcn_increase"], true),
+    ("nic", "cut-on-cnp", &["roce_dcqcn", "dcqcn_increase"], true),
+    // G = 0 in dcqcn_increase: 0 x alpha rounds to 0 either way.
+    ("nic", "alpha-ceil", &["roce_dcqcn"], true),
+    // 1024 instead of 1023 needs G = 0 (dcqcn_increase); there every cut is bounded by
+    // rpg_min_dec_fac (40 % < alpha's ~50 %), so only alpha in the state differs.
+    ("nic", "no-alpha-cap", &["dcqcn_increase"], false),
+    ("nic", "min-dec-fac-ignored", &["dcqcn_increase"], true),
+    (
+        "nic",
+        "cut-round-up",
+        &["roce_dcqcn", "dcqcn_increase"],
+        true,
+    ),
+    ("nic", "no-min-clamp", &["dcqcn_increase"], true),
+    ("nic", "clamp-ignores-bytes", &["dcqcn_increase"], true),
+    (
+        "nic",
+        "timer-not-reset",
+        &["roce_dcqcn", "dcqcn_increase"],
+        true,
+    ),
+    ("nic", "first-cnp-cuts", &["dcqcn_increase"], true),
+    (
+        "nic",
+        "first-cnp-raises-alpha",
+        &["roce_dcqcn", "dcqcn_increase"],
+        true,
+    ),
+    (
+        "nic",
+        "timers-not-phased",
+        &["roce_dcqcn", "dcqcn_increase"],
+        true,
+    ),
+    ("nic", "increase-before-cut", &["dcqcn_increase"], true),
 ];
 
-fn diff_dcqcn(bug: Option<&str>) -> i32 {
-    let dut = match bug {
-        Some(b) => format!("process:python3 examples/duts/dcqcn_dut.py --bug {b}"),
-        None => "process:python3 examples/duts/dcqcn_dut.py".to_string(),
-    };
+/// (profile, mutant, trace) where `diff`'s first divergence comes after the event where the
+/// bug first acts: the mutant fires a timer early, and `diff` aligns timer decisions by
+/// (flow, timer, ordinal) and reports the first divergence in the reference's order, so the
+/// early firing pairs with the reference's later firing of that timer, behind a reference
+/// decision (a CNP) that already differs (harness/src/diff.rs; docs/conformance.md). If diff
+/// reports the earliest divergence in time, this list empties.
+const DCQCN_LATE_DIVERGENCE: [(&str, &str, &str); 5] = [
+    ("paper", "alpha-timer-not-reset", "roce_dcqcn"),
+    ("paper", "alpha-timer-not-reset", "dcqcn_increase"),
+    ("paper", "timer-not-reset", "roce_dcqcn"),
+    ("paper", "timer-not-reset", "dcqcn_increase"),
+    ("nic", "timer-not-reset", "roce_dcqcn"),
+];
+
+fn dcqcn_model(profile: &str) -> &'static str {
+    if profile == "nic" {
+        "dcqcn-nic"
+    } else {
+        "dcqcn"
+    }
+}
+
+/// One `diff --state all --format json` of the Python DCQCN DUT on a bundled trace.
+struct DcqcnDiff {
+    code: i32,
+    /// Some flow's outputs differ (`rate_bps`, or a decision missing or extra).
+    outputs_differ: bool,
+    /// The earliest of the flows' first divergences: (t, flow, the event index its cause
+    /// names; None for a timer).
+    first: Option<(u64, u64, Option<u64>)>,
+    /// What the DUT wrote into DUT_BUG_LOG (the line it writes on stderr).
+    log: String,
+}
+
+fn diff_dcqcn(trace: &str, profile: &str, bug: Option<&str>, log: &std::path::Path) -> DcqcnDiff {
+    let bug_arg = bug.map_or(String::new(), |b| format!(" --bug {b}"));
+    let dut = format!("process:python3 examples/duts/dcqcn_dut.py --profile {profile}{bug_arg}");
+    let _ = std::fs::remove_file(log);
+    // The DUT writes its stderr line into DUT_BUG_LOG too (the harness keeps its stderr).
     let out = Command::new(env!("CARGO_BIN_EXE_ccreplay"))
-        .args([
-            "diff",
-            "traces/roce_dcqcn.toml",
-            "--model",
-            "dcqcn",
-            "--dut",
-            &dut,
-            "-q",
-        ])
+        .args(["diff", &format!("traces/{trace}.toml"), "--model"])
+        .arg(dcqcn_model(profile))
+        .args(["--dut", &dut, "--state", "all", "--format", "json", "-q"])
+        .env("DUT_BUG_LOG", log)
         .current_dir(repo())
         .output()
         .unwrap();
-    out.status.code().unwrap_or(-1)
+    let code = out.status.code().unwrap_or(-1);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{dut} on {trace}: not JSON ({e}), exit {code}"));
+    let mut outputs_differ = false;
+    let mut first: Option<(u64, u64, Option<u64>)> = None;
+    for f in json["flows"].as_array().unwrap() {
+        let count = |k: &str| f[k].as_u64().unwrap();
+        let rate_err = f["largest_error"].as_array().is_some_and(|l| {
+            l.iter()
+                .any(|e| e["field"] == "rate_bps" && e["abs"].as_f64() > Some(0.0))
+        });
+        outputs_differ |= count("missing") + count("extra") > 0 || rate_err;
+        let div = &f["first_divergence"];
+        if div.is_null() {
+            continue;
+        }
+        // The earlier of the two sides (they differ in time when a timer fired elsewhere).
+        for side in [&div["reference"], &div["dut"]] {
+            if side.is_null() {
+                continue;
+            }
+            let at = (
+                side["t"].as_u64().unwrap(),
+                side["flow"].as_u64().unwrap(),
+                side["cause"]["index"].as_u64(),
+            );
+            if first.is_none_or(|f| at.0 < f.0) {
+                first = Some(at);
+            }
+        }
+    }
+    DcqcnDiff {
+        code,
+        outputs_differ,
+        first,
+        log: std::fs::read_to_string(log).unwrap_or_default(),
+    }
 }
 
+/// Where the DUT says its bug first acts: `Ok(N)` for `bug first acts at event N (flow F,
+/// index I)` (checked against the trace's events: the DUT's stream is the trace's, in order),
+/// `Err(N)` for `bug first acts at finish (after N events)`, None when it never acts.
+fn first_act(log: &str, events: &[serde_json::Value]) -> Option<Result<usize, usize>> {
+    let line = log.lines().find(|l| l.starts_with("bug first acts at "))?;
+    if let Some(rest) = line.strip_prefix("bug first acts at finish (after ") {
+        return Some(Err(rest.trim_end_matches(" events)").parse().unwrap()));
+    }
+    let rest = line.strip_prefix("bug first acts at event ").unwrap();
+    let (n, rest) = rest.split_once(" (flow ").unwrap();
+    let (flow, index) = rest.trim_end_matches(')').split_once(", index ").unwrap();
+    let n: usize = n.parse().unwrap();
+    assert_eq!(
+        (events[n]["flow"].as_u64(), events[n]["index"].as_u64()),
+        (flow.parse().ok(), index.parse().ok()),
+        "{line}: event {n} of the trace"
+    );
+    Some(Ok(n))
+}
+
+/// Every mutant of the Python DCQCN DUT (both profiles) is caught by the bundled suite, by
+/// exactly the traces listed, and there at the event where its bug first acts: the DUT runs a
+/// correct model beside the mutated one and names the first event whose reply differs; diff's
+/// earliest first divergence is that event's reply (its own decision, or a timer's due after
+/// the previous event and up to it), but for the listed late ones. A trace on which the bug
+/// never acts conforms (and the DUT says nothing). The correct DUT conforms on every trace.
 #[test]
-fn the_python_dcqcn_conforms_and_its_mutants_are_caught_or_listed_survivors() {
+fn every_mutant_of_the_python_dcqcn_is_caught_by_the_bundled_traces_where_it_first_acts() {
     let out = Command::new("python3")
         .args([
             "-c",
-            "import sys; sys.path.insert(0, 'examples/duts'); import dcqcn_dut; print(' '.join(sorted(dcqcn_dut.BUGS)))",
+            "import sys; sys.path.insert(0, 'examples/duts'); import dcqcn_dut as d; \
+             print(' '.join(sorted(d.BUGS))); print(' '.join(sorted(d.NIC_BUGS)))",
         ])
         .current_dir(repo())
         .output()
         .unwrap();
-    let listed = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    let mut ours: Vec<&str> = DCQCN_MUTANTS.iter().map(|m| m.0).collect();
-    ours.sort();
-    assert_eq!(listed, ours.join(" "), "examples/duts/dcqcn_dut.py BUGS");
-
-    assert_eq!(
-        diff_dcqcn(None),
-        0,
-        "the correct DCQCN DUT differs on roce_dcqcn"
-    );
-    let mut wrong = Vec::new();
-    for (bug, caught) in DCQCN_MUTANTS {
-        let code = diff_dcqcn(Some(bug));
-        assert!(code == 0 || code == 1, "{bug}: exit {code}");
-        if (code == 1) != caught {
-            wrong.push(format!(
-                "{bug}: {} (docs/conformance.md says {})",
-                if code == 1 { "caught" } else { "survives" },
-                if caught { "caught" } else { "survives" }
-            ));
-        }
-    }
-    assert!(wrong.is_empty(), "{wrong:#?}");
-    let score = DCQCN_MUTANTS.iter().filter(|m| m.1).count();
-    assert_eq!(
-        (score, DCQCN_MUTANTS.len()),
-        (10, 16),
-        "the score in docs/conformance.md"
-    );
-}
-
-/// The survivors are real bugs, not equivalent mutants: each differs from the reference on a
-/// hand-built stream (the one of `dcqcn::rp::tests::coverage_counts_every_rule_on_a_hand_stream`
-/// with two packets before the first CNP) that has what roce_dcqcn lacks: hyper increase with
-/// i = 1 and 2, Rt clamped at the line rate, a cut clamped at the minimum rate, byte-counter
-/// remainders, bytes before the first CNP. The correct DUT conforms on it.
-#[test]
-fn the_dcqcn_survivors_differ_on_a_stream_with_the_missing_rules() {
-    let dir = std::env::temp_dir().join(format!("ccreplay-mutants-dcqcn-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    // (t ns, kind, tx bytes)
-    let stream: [(u64, &str, u32); 15] = [
-        (0, "tx_data", 1000),
-        (500, "tx_data", 1000), // 2,000 B before the first CNP: count-before-cnp expires
-        (1_000, "rx_cnp", 0),
-        (2_000, "rx_cnp", 0), // 2.5e8 bps: clamped to the 4e8 minimum
-        (3_000, "tx_data", 1500),
-        (23_000, "tx_data", 3000), // 1,500 B remainder
-        (24_000, "tx_data", 1),    // expires on it
-        (33_000, "tx_data", 1499),
-        (42_100, "tx_data", 1500), // hyper i = 2, Rt clamped at the line rate
-        (42_200, "tx_data", 1500),
-        (42_300, "tx_data", 1500),
-        (42_500, "tx_data", 100),
-        (43_000, "rx_cnp", 0),
-        (44_000, "rx_cnp", 0),
-        (60_000, "rx_ack", 0),
-    ];
-    let mut events = String::new();
-    for (i, (t, kind, bytes)) in stream.iter().enumerate() {
-        let extra = match *kind {
-            "tx_data" => format!(r#", "psn": {i}, "bytes": {bytes}, "opcode": 10"#),
-            "rx_ack" => r#", "psn": 0, "syndrome": 0"#.to_string(),
-            _ => String::new(),
-        };
-        events.push_str(&format!(
-            r#"{{"t": {t}, "flow": 0, "index": {i}, "kind": "{kind}"{extra}}}"#
-        ));
-        events.push('\n');
-    }
-    std::fs::write(dir.join("hand.jsonl"), events).unwrap();
-    std::fs::write(
-        dir.join("hand.toml"),
-        r#"events = "hand.jsonl"
-dialect = "roce"
-[capture_point]
-kind = "sender"
-host = "10.0.0.1"
-[network]
-link_rate_bps = 1000000000
-base_rtt_ns = 5000
-mtu_bytes = 1000
-[[models]]
-name = "dcqcn"
-[models.params]
-line_rate_bps = 1000000000
-rpg_time_reset = 10
-rpg_byte_reset = 1500
-rpg_threshold = 2
-rpg_ai_rate = 10
-rpg_hai_rate = 100
-rpg_min_rate = 400
-dce_tcp_g = 1.0
-dce_tcp_rtt = 10
-"#,
-    )
-    .unwrap();
-    let diff = |bug: Option<&str>| -> i32 {
-        let dut = match bug {
-            Some(b) => format!("process:python3 examples/duts/dcqcn_dut.py --bug {b}"),
-            None => "process:python3 examples/duts/dcqcn_dut.py".to_string(),
-        };
-        Command::new(env!("CARGO_BIN_EXE_ccreplay"))
-            .arg("diff")
-            .arg(dir.join("hand.toml"))
-            .args(["--dut", &dut, "-q"])
-            .current_dir(repo())
-            .output()
-            .unwrap()
-            .status
-            .code()
-            .unwrap_or(-1)
+    let listed = String::from_utf8_lossy(&out.stdout).to_string();
+    let ours = |profile: &str| {
+        let mut v: Vec<&str> = DCQCN_MUTANTS
+            .iter()
+            .filter(|m| m.0 == profile)
+            .map(|m| m.1)
+            .collect();
+        v.sort();
+        v.join(" ")
     };
     assert_eq!(
-        diff(None),
-        0,
-        "the correct DCQCN DUT differs on the hand stream"
+        listed,
+        format!("{}\n{}\n", ours("paper"), ours("nic")),
+        "examples/duts/dcqcn_dut.py BUGS, NIC_BUGS"
     );
-    for (bug, caught) in DCQCN_MUTANTS {
-        if !caught {
-            assert_eq!(diff(Some(bug)), 1, "survivor {bug} on the hand stream");
+
+    let dir = std::env::temp_dir().join(format!("ccreplay-mutants-dcqcn-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // The events each trace gives the DUT, in the order it gets them.
+    let events: BTreeMap<&str, Vec<serde_json::Value>> = DCQCN_TRACES
+        .iter()
+        .map(|t| {
+            let file = dir.join(format!("{t}.events.jsonl"));
+            let out = Command::new(env!("CARGO_BIN_EXE_ccreplay"))
+                .args(["replay", &format!("traces/{t}.toml"), "-q", "-o"])
+                .arg(dir.join(format!("{t}.decisions.jsonl")))
+                .arg("--emit-events")
+                .arg(&file)
+                .current_dir(repo())
+                .output()
+                .unwrap();
+            assert_eq!(out.status.code(), Some(0));
+            let text = std::fs::read_to_string(&file).unwrap();
+            let evs = text.lines().map(|l| serde_json::from_str(l).unwrap());
+            (*t, evs.collect())
+        })
+        .collect();
+
+    for t in DCQCN_TRACES {
+        for profile in ["paper", "nic"] {
+            let d = diff_dcqcn(t, profile, None, &dir.join("ok.log"));
+            assert_eq!(d.code, 0, "the correct DUT ({profile}) differs on {t}");
         }
     }
+    let mut wrong = Vec::new();
+    for (profile, bug, caught_by, by_outputs) in DCQCN_MUTANTS {
+        let mut caught = Vec::new();
+        let mut outputs = false;
+        for t in DCQCN_TRACES {
+            let log = dir.join(format!("{profile}.{bug}.{t}.log"));
+            let d = diff_dcqcn(t, profile, Some(bug), &log);
+            let evs = &events[t];
+            let what = format!("{profile} {bug} on {t}");
+            assert!(d.code == 0 || d.code == 1, "{what}: exit {}", d.code);
+            let act = first_act(&d.log, evs);
+            assert_eq!(
+                d.code == 1,
+                act.is_some(),
+                "{what}: caught iff the bug acts ({:?})",
+                d.log
+            );
+            let Some(act) = act else { continue };
+            caught.push(t);
+            outputs |= d.outputs_differ;
+            // The reply where it acts spans (t of the previous event, t of this one].
+            let (lo, hi) = match act {
+                Ok(n) => (
+                    n.checked_sub(1).map(|p| evs[p]["t"].as_u64().unwrap()),
+                    Some(evs[n]["t"].as_u64().unwrap()),
+                ),
+                Err(n) => (Some(evs[n - 1]["t"].as_u64().unwrap()), None),
+            };
+            let (at, flow, index) = d.first.expect("a divergence");
+            let in_reply = lo.is_none_or(|lo| at > lo)
+                && hi.is_none_or(|hi| at <= hi)
+                && index.is_none_or(|i| {
+                    act.ok().is_some_and(|n| {
+                        (evs[n]["flow"].as_u64(), evs[n]["index"].as_u64()) == (Some(flow), Some(i))
+                    })
+                });
+            let late = DCQCN_LATE_DIVERGENCE.contains(&(profile, bug, t));
+            if late {
+                assert!(
+                    hi.is_some_and(|hi| at > hi),
+                    "{what}: listed as diverging late, at {at} ns, first acts by {hi:?}"
+                );
+            } else if !in_reply {
+                wrong.push(format!(
+                    "{what}: first divergence at {at} ns (flow {flow}, event {index:?}), the \
+                     bug first acts in ({lo:?}, {hi:?}] ({act:?})"
+                ));
+            }
+        }
+        assert_eq!(caught, caught_by, "{profile} {bug}: caught by");
+        assert_eq!(
+            outputs, by_outputs,
+            "{profile} {bug}: caught by its outputs"
+        );
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -390,8 +390,10 @@ fn a_capture_of_one_direction_or_cut_by_the_snaplen_gives_no_verdict() {
 fn check_judges_each_sender_capture_against_its_first_rate_or_window_model() {
     let (code, out, err) = ccreplay(&repo(), &["check", "--dut", "observed"]);
     assert_eq!(code, 0, "{out}{err}");
+    // The eight sender captures: roce_dcqcn, dcqcn_increase, hpcc_dumbbell, hpcc_chain,
+    // fncc_dumbbell, fncc_chain, rcc_sender, rcc_bursts_sender.
     assert!(
-        out.contains("5 of 5 judged trace/model pairs conform"),
+        out.contains("8 of 8 judged trace/model pairs conform"),
         "{out}"
     );
     assert!(

@@ -398,6 +398,19 @@ const NIL: u32 = u32::MAX;
 /// Names of the state in every FNCC receiver decision (C-6).
 pub const RECEIVER_STATE_NAMES: &[&str] = &["N"];
 
+/// The rules and branches of the FNCC receiver (FNCC-2, docs/models/fncc.md "Receiver")
+/// whose use `coverage()` counts, once per `rx_data` decision. docs/conformance.md says which
+/// the bundled suite exercises.
+pub const RECEIVER_COVERAGE: [&str; 7] = [
+    "FNCC-2 first data packet of a flow: it joins N",
+    "FNCC-2 packet of an active flow: its age restarts",
+    "FNCC-2 flow back after T_active without data: it joins N again",
+    "FNCC-2 flows T_active or more ns old leave N",
+    "FNCC-2 a flow exactly T_active old leaves N (window (t - T_active, t])",
+    "FNCC-2 more than one flow leaves N on one packet",
+    "wire.md 4 N above 65535: ack_n saturates at 65535",
+];
+
 /// The FNCC receiver (name `fncc-receiver`, FNCC-2): on every data packet, `N` = the number
 /// of QPs (flows) whose last data packet arrived less than `T_active` ns ago, this packet's
 /// flow included; `N` is written into the ACK (`ack_n`, saturating at 65535).
@@ -413,9 +426,13 @@ pub struct Receiver {
     prev: Vec<u32>,
     next: Vec<u32>,
     active: Vec<bool>,
+    /// Whether a flow has sent a packet (coverage: a first packet or a return).
+    seen: Vec<bool>,
     head: u32,
     tail: u32,
     n_active: u32,
+    /// How often each of [`RECEIVER_COVERAGE`] ran.
+    covered: [u64; RECEIVER_COVERAGE.len()],
 }
 
 impl Receiver {
@@ -428,9 +445,11 @@ impl Receiver {
             prev: Vec::new(),
             next: Vec::new(),
             active: Vec::new(),
+            seen: Vec::new(),
             head: NIL,
             tail: NIL,
             n_active: 0,
+            covered: [0; RECEIVER_COVERAGE.len()],
         })
     }
 
@@ -470,8 +489,15 @@ impl Receiver {
 
     /// FNCC-2: record a data packet of `flow` at `t_ns`; returns the new `N`.
     pub fn on_data(&mut self, flow: FlowId, t_ns: u64) -> u32 {
+        self.receive(flow, t_ns).0
+    }
+
+    /// [`Receiver::on_data`], and which of [`RECEIVER_COVERAGE`] the packet exercised (the
+    /// saturation, a property of the output, is left to the caller).
+    fn receive(&mut self, flow: FlowId, t_ns: u64) -> (u32, [bool; RECEIVER_COVERAGE.len()]) {
+        let mut c = [false; RECEIVER_COVERAGE.len()];
         if flow == NIL {
-            return self.n_active; // the sentinel id cannot be tracked (4G flows)
+            return (self.n_active, c); // the sentinel id cannot be tracked (4G flows)
         }
         let i = flow as usize;
         if i >= self.active.len() {
@@ -479,21 +505,33 @@ impl Receiver {
             self.prev.resize(i + 1, NIL);
             self.next.resize(i + 1, NIL);
             self.active.resize(i + 1, false);
+            self.seen.resize(i + 1, false);
         }
         // Expire flows whose last packet is T_active or more ns old: window (t − T, t].
+        let mut expired = 0u32;
         while self.head != NIL {
             let h = self.head;
-            if t_ns.saturating_sub(self.last_rx_ns[h as usize]) < self.t_active_ns {
+            let age = t_ns.saturating_sub(self.last_rx_ns[h as usize]);
+            if age < self.t_active_ns {
                 break;
             }
+            c[4] |= age == self.t_active_ns;
+            expired += 1;
             self.unlink(h);
         }
+        c[3] = expired > 0;
+        c[5] = expired > 1;
         if self.active[i] {
+            c[1] = true;
             self.unlink(flow);
+        } else {
+            c[0] = !self.seen[i];
+            c[2] = self.seen[i];
         }
+        self.seen[i] = true;
         self.last_rx_ns[i] = t_ns;
         self.push_back(flow);
-        self.n_active
+        (self.n_active, c)
     }
 }
 
@@ -506,7 +544,11 @@ impl Model for Receiver {
         if !matches!(ev.kind, EventKind::RxData { .. }) {
             return;
         }
-        let n = self.on_data(ev.flow, ev.t_ns);
+        let (n, mut c) = self.receive(ev.flow, ev.t_ns);
+        c[6] = n > u32::from(u16::MAX);
+        for (k, hit) in self.covered.iter_mut().zip(c) {
+            *k += hit as u64;
+        }
         out.push(Decision {
             t_ns: ev.t_ns,
             flow: ev.flow,
@@ -527,6 +569,14 @@ impl Model for Receiver {
 
     fn per_flow(&self) -> bool {
         false // N counts every flow of the receiver
+    }
+
+    fn coverage(&self) -> Vec<(&'static str, u64)> {
+        RECEIVER_COVERAGE
+            .iter()
+            .copied()
+            .zip(self.covered)
+            .collect()
     }
 }
 
@@ -771,5 +821,67 @@ mod tests {
         assert_eq!(w(10), 6328); // B2: floor(7500 / (1.128/0.95) + 12.5)
         assert_eq!(w(11), 7512); // B3: 7500 + 12.5
         assert_eq!(w(12), 25_000); // B4: MI clamped to W_init
+    }
+
+    /// Every rule of [`RECEIVER_COVERAGE`] on a hand-built stream, T_active = 100 ns; the
+    /// active list (oldest first) and N after each packet are in the comments.
+    #[test]
+    fn receiver_coverage_counts_every_rule_on_a_hand_stream() {
+        let p = Params {
+            t_active_ns: Some(100),
+            ..Params::default()
+        };
+        let mut r = Receiver::new(&p).unwrap();
+        let mut out = Vec::new();
+        let mut feed = |r: &mut Receiver, flow: FlowId, t_ns: u64| {
+            let ev = Event {
+                t_ns,
+                flow,
+                index: 0,
+                kind: EventKind::RxData {
+                    psn: 0,
+                    bytes: 1000,
+                    opcode: 7,
+                    ecn: 0,
+                    send_ts_ns: None,
+                },
+            };
+            r.on_event(&ev, &mut out);
+        };
+        let stream = [
+            (0, 0),   // R1: first of flow 0; [0], N 1
+            (1, 10),  // R2: first of flow 1; [0 1], N 2
+            (0, 50),  // R3: flow 0 active, refreshed; [1 0], N 2
+            (2, 110), // R4: flow 1 exactly 100 old leaves; first of flow 2; [0 2], N 2
+            (1, 120), // R5: flow 1 back; [0 2 1], N 3
+            (0, 400), // R6: 0, 2, 1 (350, 290, 280 old) leave at once; flow 0 back; [0], N 1
+            (0, 450), // R7: flow 0 active; [0], N 1
+        ];
+        for (flow, t) in stream {
+            feed(&mut r, flow, t);
+        }
+        // 65,537 first packets at t = 1000 (the first expires flow 0, 550 old): N reaches
+        // 65,536 and 65,537, above the u16 field; then flow 3 again: N 65,537.
+        for flow in 3..=65_539 {
+            feed(&mut r, flow, 1000);
+        }
+        feed(&mut r, 3, 1050);
+        let expected: [u64; RECEIVER_COVERAGE.len()] = [
+            3 + 65_537, // first packet: R1, R2, R4, flows 3..=65539
+            3,          // active: R3, R7, flow 3 at 1050
+            2,          // back: R5, R6
+            3,          // expiry: R4, R6, flow 3 at 1000
+            1,          // exactly T_active: R4
+            1,          // several at once: R6
+            3,          // N > 65535: flows 65538 and 65539 at 1000, flow 3 at 1050
+        ];
+        let want: Vec<(&str, u64)> = RECEIVER_COVERAGE.iter().copied().zip(expected).collect();
+        assert_eq!(r.coverage(), want);
+        let n: Vec<u16> = out.iter().map(|d| d.outputs.ack_n.unwrap()).collect();
+        assert_eq!(&n[..7], &[1, 2, 2, 2, 3, 1, 1]);
+        assert_eq!(out.len(), 7 + 65_537 + 1);
+        assert_eq!(n[7 + 65_534], 65_535); // the 65,535th flow at 1000: N fits
+        assert_eq!(&n[7 + 65_535..], &[65_535; 3]); // saturated
+        assert_eq!(r.n_active(), 65_537);
     }
 }

@@ -167,7 +167,7 @@ pub(crate) fn run(a: CheckArgs) -> Result<u8, Failure> {
             results
         })
     } else {
-        golden::check_manifests_visit(&manifests, &a.golden, a.jobs, starting, |_, _| {})
+        golden::check_manifests(&manifests, &a.golden, a.jobs, starting)
     };
     pb.finish_and_clear();
     let end = begun.elapsed().as_secs_f64();

@@ -4,11 +4,14 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use ccreplay::diff::{self, DiffOptions, Side, StateCompare, Tolerance};
+use ccreplay::diff::{
+    self, DiffOptions, DiffReport, Side, StateCompare, StreamDiff, Tolerance, Which,
+};
 use ccreplay::dut::ModelDut;
-use ccreplay::golden;
-use ccreplay::replay;
+use ccreplay::golden::{self, GoldenFeed};
+use ccreplay::replay::{self, ReplayStats};
 use ccreplay::report::junit::{self, Suite};
+use ccreplay_reference_cc::Decision;
 
 use super::{
     Failure, Progress, ReportFormat, accounting, in_manifest, judge_input, junit_properties,
@@ -140,10 +143,19 @@ pub(crate) fn run(a: DiffArgs) -> Result<u8, Failure> {
     let spec = pick_model(&trace, a.model.as_deref())?.clone();
     let state = state_compare(a.state.as_deref());
     check_names(&spec.name, &a.tolerances, &state)?;
+    let opts = DiffOptions {
+        tolerances: a.tolerances.clone(),
+        state,
+    };
+    // The HTML report charts both sides whole; without it the two streams are compared as
+    // they come (diff::StreamDiff: memory holds the flows, not the decisions).
+    let whole = a.html.report.is_some();
     let mut reference = Side::default();
+    let mut other = Side::default();
+    let mut streamed: Option<DiffReport> = None;
     let mut pb = Progress::new(&format!("diff {}", trace.name()));
     let mut judged: Option<ccreplay::observe::Observed> = None;
-    let (mut stats, other, other_name) = match (&a.dut, &a.golden) {
+    let (mut stats, other_name) = match (&a.dut, &a.golden) {
         (Some(s), _) if s == "observed" => {
             let allow = ccreplay::observe::Allowances::resolve(&trace.manifest.observed, &a.allow)
                 .map_err(|e| Failure::input(e.to_string(), None))?;
@@ -151,45 +163,103 @@ pub(crate) fn run(a: DiffArgs) -> Result<u8, Failure> {
                 ccreplay::observe::run(&trace, &spec, allow, a.html.report.is_some(), || pb.inc())
                     .map_err(observe_failure)?;
             reference = std::mem::take(&mut o.reference);
-            let side = std::mem::take(&mut o.observed);
+            other = std::mem::take(&mut o.observed);
             let stats = std::mem::take(&mut o.stats);
             judged = Some(o);
-            (stats, side, "observed")
+            (stats, "observed")
         }
         (Some(s), _) => {
-            // One extraction feeds both sides.
-            let mut reference_dut = ModelDut::new(
-                replay::build_model(&trace, &spec).map_err(|e| model_failure(&trace, e))?,
-            );
-            let mut dut = make_dut(s, &trace, &spec, a.dut_timeout_ms)?;
-            let mut side = Side::default();
-            let stats =
-                replay::replay_pair(&trace, &mut reference_dut, dut.as_mut(), |is_ref, d| {
+            // One extraction feeds both sides (fresh instances on each call).
+            let pair = |sink: &mut dyn FnMut(bool, &Decision)| -> Result<ReplayStats, Failure> {
+                let mut reference_dut = ModelDut::new(
+                    replay::build_model(&trace, &spec).map_err(|e| model_failure(&trace, e))?,
+                );
+                let mut dut = make_dut(s, &trace, &spec, a.dut_timeout_ms)?;
+                Ok(replay::replay_pair(
+                    &trace,
+                    &mut reference_dut,
+                    dut.as_mut(),
+                    sink,
+                )?)
+            };
+            let mut stats = None;
+            if !whole {
+                let mut sd = StreamDiff::new(&opts);
+                let st = pair(&mut |is_ref, d| {
+                    pb.inc();
+                    sd.push(if is_ref { Which::Reference } else { Which::Dut }, d);
+                })?;
+                // A stream that broke the event order is compared whole (replayed again).
+                if sd.in_order() {
+                    if let Some(w) = sd.alignment_note() {
+                        eprintln!("ccreplay: warning: {}: {w}", trace.name());
+                    }
+                    streamed = Some(sd.finish());
+                    stats = Some(st);
+                }
+            }
+            let stats = match stats {
+                Some(st) => st,
+                None => pair(&mut |is_ref, d| {
                     pb.inc();
                     if is_ref {
                         reference.push(d)
                     } else {
-                        side.push(d)
+                        other.push(d)
                     }
-                })?;
-            (stats, side, "dut")
+                })?,
+            };
+            (stats, "dut")
         }
         (None, Some(g)) => {
+            let mut feed = (!whole).then(|| GoldenFeed::open(g, Which::Dut));
+            let mut sd = StreamDiff::new(&opts);
             let stats = replay::replay_reference(&trace, &spec, a.jobs, |d| {
                 pb.inc();
-                reference.push(d);
+                match &mut feed {
+                    Some(feed) => {
+                        sd.push(Which::Reference, d);
+                        feed.feed_to(&mut sd, d);
+                    }
+                    None => reference.push(d),
+                }
                 Ok(())
             })
             .map_err(in_manifest(&trace))?;
-            let golden = golden::read_golden(g).map_err(|e| Failure::input(e, None))?;
-            (stats, golden, "golden")
+            // The replay's error first, then the golden file's, as when it was read after.
+            if let Some(feed) = &mut feed {
+                feed.drain(&mut sd);
+                if let Some(e) = feed.error() {
+                    return Err(Failure::input(e.to_string(), None));
+                }
+            }
+            if feed.is_some() && sd.in_order() {
+                if let Some(w) = sd.alignment_note() {
+                    eprintln!("ccreplay: warning: {}: {w}", trace.name());
+                }
+                streamed = Some(sd.finish());
+            } else {
+                if feed.is_some() {
+                    // A stream that broke the event order: compared whole.
+                    replay::replay_reference(&trace, &spec, a.jobs, |d| {
+                        reference.push(d);
+                        Ok(())
+                    })
+                    .map_err(in_manifest(&trace))?;
+                }
+                other = golden::read_golden(g).map_err(|e| Failure::input(e, None))?;
+            }
+            (stats, "golden")
         }
         (None, None) => return Err(Failure::input("give --dut or --golden", None)),
     };
     pb.finish();
     // The reference's decisions: what "nothing compared" is judged on.
     if judged.is_none() {
-        stats.decisions = reference.len() as u64;
+        stats.decisions = match &streamed {
+            Some(r) => r.reference_count(),
+            None => reference.len() as u64,
+        };
     }
     report_extraction(&trace, &stats.extract);
     let bad_lines = ccreplay::events_in::is_events(&trace)
@@ -225,14 +295,13 @@ pub(crate) fn run(a: DiffArgs) -> Result<u8, Failure> {
         }
         return Err(f);
     }
-    let opts = DiffOptions {
-        tolerances: a.tolerances.clone(),
-        state,
-    };
     let report = match &mut judged {
         Some(o) => std::mem::take(&mut o.report),
         None => {
-            let mut report = diff::diff(&reference, &other, &opts);
+            let mut report = match streamed {
+                Some(r) => r,
+                None => diff::diff(&reference, &other, &opts),
+            };
             if !report.ok() {
                 let evs = replay::divergence_events(&trace, &report, 3);
                 diff::attach_events(&mut report, 3, evs);

@@ -73,9 +73,11 @@ pub(crate) fn run(a: SimArgs) -> Result<u8, Failure> {
             source,
         })
     };
-    let text = sim::scenario::metrics_json(&out.metrics, &a.set)
-        .map_err(|e| io_err(io::Error::other(e)))?;
-    std::fs::write(&path, text).map_err(io_err)?;
+    // Streamed to the file: the text of a long run's series is several times their size.
+    let mut w = io::BufWriter::new(std::fs::File::create(&path).map_err(io_err)?);
+    sim::scenario::write_metrics_json(&mut w, &out.metrics, &a.set)
+        .map_err(|e| io_err(io::Error::from(e)))?;
+    io::Write::flush(&mut w).map_err(io_err)?;
     written.push(path.clone());
     for p in written {
         note!("ccreplay: wrote {}", p.display());

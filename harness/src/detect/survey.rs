@@ -97,8 +97,8 @@ impl Survey {
     pub fn read(path: &Path, cfg: &DecodeConfig) -> Result<Survey, CaptureError> {
         let mut reader = CaptureReader::open(path)?;
         let mut s = Survey::default();
-        // (src, dst, psn) of a data packet → (DestQP, ts).
-        let mut sent: HashMap<(IpAddr, IpAddr, u32), (u32, u64)> = HashMap::new();
+        // (src, dst, psn) of a data packet → (DestQP, ts, sent more than once).
+        let mut sent: HashMap<(IpAddr, IpAddr, u32), (u32, u64, bool)> = HashMap::new();
         // Last data frame per (src, dst): (ts, frame length).
         let mut last_data: HashMap<(IpAddr, IpAddr), (u64, u64)> = HashMap::new();
         while let Some(rec) = reader.next_record() {
@@ -155,7 +155,10 @@ impl Survey {
                 if sent.len() >= MAX_PENDING {
                     sent.clear();
                 }
-                sent.insert((src, dst, psn), (dir.dest_qp, rec.ts_ns));
+                // Karn's rule: an ACK of a PSN sent twice may answer either copy, so a
+                // retransmitted PSN gives no RTT sample (go-back-N resends after losses).
+                let again = sent.contains_key(&(src, dst, psn));
+                sent.insert((src, dst, psn), (dir.dest_qp, rec.ts_ns, again));
             } else if op.is_ack() || op.is_cnp() {
                 if op.is_ack() {
                     c.acks += 1;
@@ -165,7 +168,7 @@ impl Survey {
                 // The data this feedback answers: same PSN, the other way (CNPs carry no
                 // data PSN and pair only through an ACK of the same direction).
                 if op.is_ack()
-                    && let Some(&(data_qp, t)) = sent.get(&(dst, src, psn))
+                    && let Some(&(data_qp, t, again)) = sent.get(&(dst, src, psn))
                 {
                     let data = Direction {
                         src: dst,
@@ -173,7 +176,7 @@ impl Survey {
                         dest_qp: data_qp,
                     };
                     *s.pairs.entry((data, dir)).or_default() += 1;
-                    if rec.ts_ns >= t {
+                    if rec.ts_ns >= t && !again {
                         let d = rec.ts_ns - t;
                         s.min_rtt = Some(match s.min_rtt {
                             Some((m, n)) => (m.min(d), n + 1),

@@ -44,6 +44,10 @@ pub const BUNDLED: &[(&str, &str)] = &[
         include_str!("../../../scenarios/bundled/roce_dcqcn.toml"),
     ),
     (
+        "dcqcn_increase",
+        include_str!("../../../scenarios/bundled/dcqcn_increase.toml"),
+    ),
+    (
         "hpcc_dumbbell",
         include_str!("../../../scenarios/bundled/hpcc_dumbbell.toml"),
     ),
@@ -56,8 +60,16 @@ pub const BUNDLED: &[(&str, &str)] = &[
         include_str!("../../../scenarios/bundled/fncc_dumbbell.toml"),
     ),
     (
+        "fncc_chain",
+        include_str!("../../../scenarios/bundled/fncc_chain.toml"),
+    ),
+    (
         "rcc_dumbbell",
         include_str!("../../../scenarios/bundled/rcc_dumbbell.toml"),
+    ),
+    (
+        "rcc_bursts",
+        include_str!("../../../scenarios/bundled/rcc_bursts.toml"),
     ),
 ];
 
@@ -69,7 +81,7 @@ pub enum SimError {
     Scenario(String),
     /// No bundled scenario of that name.
     #[error(
-        "unknown bundled scenario `{0}` (known: roce_dcqcn, hpcc_dumbbell, fncc_dumbbell, rcc_dumbbell)"
+        "unknown bundled scenario `{0}` (known: roce_dcqcn, dcqcn_increase, hpcc_dumbbell, hpcc_chain, fncc_dumbbell, fncc_chain, rcc_dumbbell, rcc_bursts)"
     )]
     UnknownScenario(String),
     /// The engine refused the configuration or failed.
@@ -914,6 +926,7 @@ fn topology_kind(sc: &Scenario) -> &'static str {
         scenario::TopologySpec::Dumbbell { .. } => "dumbbell",
         scenario::TopologySpec::Chain { .. } => "chain",
         scenario::TopologySpec::FatTree { .. } => "fat_tree",
+        scenario::TopologySpec::Custom { .. } => "custom",
     }
 }
 

@@ -1,5 +1,6 @@
 //! Scenario files (docs/sim.md "Scenario files"): TOML, unknown keys rejected.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use ccreplay_reference_cc::dcqcn::cp::RedParams;
@@ -7,8 +8,8 @@ use ccreplay_reference_cc::dcqcn::{NicParams, NpParams, RpParams};
 use ccreplay_reference_cc::net::device::{DEFAULT_ALPHA_G, DEFAULT_IGNORE_CNP_NS};
 use ccreplay_reference_cc::net::switch_device::{DEFAULT_AVG_WEIGHT, DEFAULT_XOFF_ERROR_BYTES};
 use ccreplay_reference_cc::net::{
-    Cc, DeviceConfig, FlowSpec, NetConfig, NicBug, NodeId, PfcConfig, SwitchBug, SwitchConfig,
-    SwitchDeviceConfig, SwitchTap, Topology,
+    Cc, DeviceConfig, FlowSpec, LinkEvent, NetConfig, NicBug, NodeId, NodeKind, PfcConfig,
+    SwitchBug, SwitchClock, SwitchConfig, SwitchDeviceConfig, SwitchTap, Topology,
 };
 use ccreplay_reference_cc::rcc::{ReceiverParams, SenderParams};
 use ccreplay_reference_cc::{fncc, hpcc};
@@ -63,6 +64,55 @@ pub struct Scenario {
     /// Switch ports to capture (docs/sim.md "Switch port taps").
     #[serde(default)]
     pub switch_taps: Vec<SwitchTapSpec>,
+    /// Links between switches going down or up (docs/sim.md "Link failures").
+    #[serde(default)]
+    pub link_events: Vec<LinkEventEntry>,
+    /// Settings of single switches, by name (docs/sim.md "One switch, one host").
+    #[serde(default)]
+    pub switches: BTreeMap<String, OneSwitchSpec>,
+    /// Settings of single hosts' NICs, by name (docs/sim.md "One switch, one host").
+    #[serde(default)]
+    pub hosts: BTreeMap<String, OneHostSpec>,
+}
+
+/// One `[[link_events]]` entry: the link between `a` and `b` (two switches) goes down, or
+/// comes back up, at `at_ns`.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkEventEntry {
+    /// When, ns from the start (0 < at_ns < duration_ns).
+    pub at_ns: u64,
+    /// One end (a switch).
+    pub a: String,
+    /// The other end (a switch).
+    pub b: String,
+    /// `false` (default): the link goes down; `true`: it comes back up.
+    #[serde(default)]
+    pub up: bool,
+}
+
+/// `[switches.NAME]`: what one switch does differently from `[switch]`.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OneSwitchSpec {
+    /// Its INT clock's tick, ns: every `ts` it writes is floored to a multiple (default:
+    /// `[switch]`'s).
+    #[serde(default)]
+    pub int_ts_resolution_ns: Option<u64>,
+}
+
+/// `[hosts.NAME]`: what one host's NIC does differently.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OneHostSpec {
+    /// FNCC: whether the NIC writes N into its ACKs (FNCC-2; default true). False: a receiver
+    /// NIC without FNCC-2 in a mixed deployment, whose ACKs carry N = 0 ("unknown").
+    #[serde(default = "default_true")]
+    pub writes_n: bool,
+}
+
+fn default_true() -> bool {
+    true
 }
 
 fn default_mtu() -> u32 {
@@ -134,6 +184,19 @@ pub enum TopologySpec {
         #[serde(default = "default_prop")]
         prop_ns: u64,
     },
+    /// `hosts` hosts `h0`.. and `switches` switches `sw0`.. (in that node order) joined by the
+    /// links listed; a node's ports are numbered in the order of its links.
+    Custom {
+        /// Hosts.
+        hosts: u32,
+        /// Switches.
+        switches: u32,
+        /// Propagation delay of a link that gives none.
+        #[serde(default = "default_prop")]
+        prop_ns: u64,
+        /// The links.
+        links: Vec<LinkEntry>,
+    },
     /// A k-ary fat tree, every link at `link_bps`.
     FatTree {
         /// k (4: 16 hosts, 20 switches).
@@ -200,8 +263,53 @@ impl TopologySpec {
                 link_bps,
                 prop_ns,
             } => Topology::fat_tree(k, link_bps, prop_ns)?,
+            TopologySpec::Custom {
+                hosts,
+                switches,
+                prop_ns,
+                ref links,
+            } => {
+                small(hosts, "hosts")?;
+                small(switches, "switches")?;
+                let mut t = Topology::default();
+                for i in 0..hosts {
+                    t.add_node(format!("h{i}"), NodeKind::Host);
+                }
+                for i in 0..switches {
+                    t.add_node(format!("sw{i}"), NodeKind::Switch);
+                }
+                for l in links {
+                    let node = |n: &str| {
+                        t.node_id(n).ok_or_else(|| {
+                            SimError::Scenario(format!(
+                                "topology.links: no node `{n}` (h0..h{}, sw0..sw{})",
+                                hosts - 1,
+                                switches - 1
+                            ))
+                        })
+                    };
+                    let (a, b) = (node(&l.a)?, node(&l.b)?);
+                    t.add_link(a, b, l.rate_bps, l.prop_ns.unwrap_or(prop_ns));
+                }
+                t
+            }
         })
     }
+}
+
+/// One link of a `custom` topology.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkEntry {
+    /// One end.
+    pub a: String,
+    /// The other end.
+    pub b: String,
+    /// Its rate, both ways.
+    pub rate_bps: u64,
+    /// Its propagation delay (default: the topology's `prop_ns`).
+    #[serde(default)]
+    pub prop_ns: Option<u64>,
 }
 
 /// `[switch]`.
@@ -234,6 +342,10 @@ pub struct SwitchSpec {
     /// 134_217_728 (2^20 units of 128 B) it wraps early in the run.
     #[serde(default)]
     pub int_tx_bytes_offset: u64,
+    /// Tick of every switch's INT clock, ns: each `ts` is floored to a multiple of it
+    /// (default 1, exact; `[switches.NAME]` sets one switch's).
+    #[serde(default = "default_resolution")]
+    pub int_ts_resolution_ns: u64,
 }
 
 fn default_buffer() -> u64 {
@@ -253,6 +365,7 @@ impl Default for SwitchSpec {
             int_ts_offset_ns: 0,
             int_ts_step_ns: 0,
             int_tx_bytes_offset: 0,
+            int_ts_resolution_ns: 1,
         }
     }
 }
@@ -790,6 +903,57 @@ impl Scenario {
                 switch_taps.push(tap);
             }
         }
+        let mut link_events = Vec::new();
+        for e in &self.link_events {
+            let (a, b) = (node(&e.a)?, node(&e.b)?);
+            let mut found = topology
+                .links
+                .iter()
+                .enumerate()
+                .filter(|(_, l)| (l.a, l.b) == (a, b) || (l.a, l.b) == (b, a));
+            let (Some((i, _)), None) = (found.next(), found.next()) else {
+                return Err(SimError::Scenario(format!(
+                    "link_events: {} and {} must be joined by exactly one link",
+                    e.a, e.b
+                )));
+            };
+            link_events.push(LinkEvent {
+                at_ns: e.at_ns,
+                link: i as u32,
+                up: e.up,
+            });
+        }
+        let kind_of = |name: &str, want: NodeKind, table: &str| {
+            let n = node(name)?;
+            if topology.nodes[n as usize].kind != want {
+                return Err(SimError::Scenario(format!(
+                    "[{table}.{name}]: `{name}` is not a {}",
+                    if want == NodeKind::Host {
+                        "host"
+                    } else {
+                        "switch"
+                    }
+                )));
+            }
+            Ok(n)
+        };
+        let mut switch_clocks = Vec::new();
+        for (name, o) in &self.switches {
+            let switch = kind_of(name, NodeKind::Switch, "switches")?;
+            if let Some(tick) = o.int_ts_resolution_ns {
+                switch_clocks.push(SwitchClock {
+                    switch,
+                    int_ts_resolution_ns: tick,
+                });
+            }
+        }
+        let mut hosts_without_n = Vec::new();
+        for (name, o) in &self.hosts {
+            let host = kind_of(name, NodeKind::Host, "hosts")?;
+            if !o.writes_n {
+                hosts_without_n.push(host);
+            }
+        }
         let red = match (&self.switch.red, &mp.cc) {
             (Some(r), _) => Some(r.clone()),
             (None, Cc::Dcqcn { .. }) => Some(RedParams::default()),
@@ -812,6 +976,7 @@ impl Scenario {
                 int_ts_offset_ns: self.switch.int_ts_offset_ns,
                 int_ts_step_ns: self.switch.int_ts_step_ns,
                 int_tx_bytes_offset: self.switch.int_tx_bytes_offset,
+                int_ts_resolution_ns: self.switch.int_ts_resolution_ns,
             },
             flows,
             duration_ns: self.duration_ns,
@@ -823,6 +988,9 @@ impl Scenario {
             device: self.device.to_config(&mp.cc)?,
             switch_device: self.switch_device_config(&mp.cc)?,
             switch_taps,
+            link_events,
+            switch_clocks,
+            hosts_without_n,
         };
         Ok((cfg, mp))
     }
@@ -970,6 +1138,18 @@ pub fn metrics_json(
     m: &ccreplay_reference_cc::net::Metrics,
     sets: &[Override],
 ) -> Result<String, serde_json::Error> {
+    let mut text = Vec::new();
+    write_metrics_json(&mut text, m, sets)?;
+    Ok(String::from_utf8_lossy(&text).into_owned())
+}
+
+/// [`metrics_json`] written to `w` as it is made (the text of a long run's series is several
+/// times their size in memory).
+pub fn write_metrics_json(
+    w: &mut impl std::io::Write,
+    m: &ccreplay_reference_cc::net::Metrics,
+    sets: &[Override],
+) -> Result<(), serde_json::Error> {
     #[derive(serde::Serialize)]
     struct WithOverrides<'a> {
         #[serde(flatten)]
@@ -977,10 +1157,12 @@ pub fn metrics_json(
         #[serde(skip_serializing_if = "Vec::is_empty")]
         overrides: Vec<&'a str>,
     }
-    let mut text = serde_json::to_string_pretty(&WithOverrides {
-        metrics: m,
-        overrides: sets.iter().map(|o| o.text.as_str()).collect(),
-    })?;
-    text.push('\n');
-    Ok(text)
+    serde_json::to_writer_pretty(
+        &mut *w,
+        &WithOverrides {
+            metrics: m,
+            overrides: sets.iter().map(|o| o.text.as_str()).collect(),
+        },
+    )?;
+    w.write_all(b"\n").map_err(serde_json::Error::io)
 }

@@ -16,7 +16,8 @@ pub(crate) trait Timed {
 }
 
 /// What the per-flow state of a DCQCN reaction point (paper or NIC profile) offers the event
-/// loop both profiles share ([`rp_on_event`], [`rp_on_timer`]).
+/// loop both profiles share ([`rp_on_event`]; each profile's `on_timer` runs
+/// [`FlowTable::fire_next`] with its flows' timers observed for rule coverage).
 pub(crate) trait ReactionPoint: Timed {
     /// The profile's derived configuration.
     type Config;
@@ -28,14 +29,6 @@ pub(crate) trait ReactionPoint: Timed {
     fn bytes_sent(&mut self, bytes: u64, cfg: &Self::Config) -> bool;
     /// The decision record after a change.
     fn record(&self, t_ns: u64, flow: FlowId, cause: Cause) -> Decision;
-    /// Fire the flow's timers due at `deadline_ns`, in the spec's order.
-    fn fire_timers(
-        &mut self,
-        flow: FlowId,
-        deadline_ns: u64,
-        cfg: &Self::Config,
-        out: &mut Vec<Decision>,
-    );
 }
 
 /// The reaction points' `Model::on_event`: a CNP cuts the rate and decides; sent bytes advance
@@ -70,16 +63,6 @@ pub(crate) fn rp_on_event<S: ReactionPoint>(
         | EventKind::RxData { .. }
         | EventKind::Dequeue { .. } => {}
     }
-}
-
-/// The reaction points' `Model::on_timer`.
-pub(crate) fn rp_on_timer<S: ReactionPoint>(
-    flows: &mut FlowTable<S>,
-    cfg: &S::Config,
-    now_ns: u64,
-    out: &mut Vec<Decision>,
-) {
-    flows.fire_next(now_ns, |flow, f, d| f.fire_timers(flow, d, cfg, out));
 }
 
 /// Flow id -> state, with the earliest deadline cached.

@@ -116,6 +116,62 @@ impl RateState {
     }
 }
 
+/// Which branches of R4-R7 and C-3 one increase took, observed from the rate state before and
+/// after it (rule coverage of both profiles: docs/conformance.md). Computed beside the
+/// increase, never inside it, so counting cannot change a decision.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct IncreaseTaken {
+    /// R4: `max(stages) < F`.
+    pub fast: bool,
+    /// R6: neither fast recovery nor hyper increase.
+    pub additive: bool,
+    /// R5: `min(stages) > F`.
+    pub hyper: bool,
+    /// R5 with `i = min(stages) − F >= 2`.
+    pub hyper_i2: bool,
+    /// R7: `Rt + step` exceeded the line rate.
+    pub rt_line_clamp: bool,
+    /// C-3: `Rt + Rc` odd, so `(Rt + Rc) / 2` was floored.
+    pub half_sum_odd: bool,
+}
+
+impl IncreaseTaken {
+    /// The branches of the increase that took `before` to `after` (the stages in `after` are
+    /// the advanced ones it was classified on, R3).
+    pub(crate) fn of(cfg: &IncreaseConfig, before: &RateState, after: &RateState) -> Self {
+        let hi = after.timer_stage.max(after.byte_stage);
+        let lo = after.timer_stage.min(after.byte_stage);
+        let mut t = IncreaseTaken::default();
+        let step = if hi < cfg.f {
+            t.fast = true;
+            0
+        } else if lo > cfg.f {
+            t.hyper = true;
+            let i = u64::from(lo - cfg.f);
+            t.hyper_i2 = i >= 2;
+            i.saturating_mul(cfg.hai_bps)
+        } else {
+            t.additive = true;
+            cfg.ai_bps
+        };
+        t.rt_line_clamp = before.rt_bps.saturating_add(step) > cfg.line_rate_bps;
+        t.half_sum_odd = (after.rt_bps ^ before.rc_bps) & 1 == 1;
+        t
+    }
+}
+
+/// A byte-counter expiry (R3, choice 7) observed around one `tx_data` of `bytes` on a flow
+/// whose counter held `before` bytes: `None` when it did not expire, else (a remainder was
+/// kept, the counter already held `B` or more before the packet).
+pub(crate) fn byte_expiry(
+    cfg: &IncreaseConfig,
+    before: u64,
+    bytes: u64,
+    after: u64,
+) -> Option<(bool, bool)> {
+    (before.saturating_add(bytes) >= cfg.b_bytes).then_some((after > 0, before >= cfg.b_bytes))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

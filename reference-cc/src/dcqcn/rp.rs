@@ -16,7 +16,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::dcqcn::flows::{FlowTable, ReactionPoint, Timed, rp_on_event};
-use crate::dcqcn::increase::{IncreaseConfig, RateState};
+use crate::dcqcn::increase::{IncreaseConfig, IncreaseTaken, RateState, byte_expiry};
 use crate::dcqcn::{check_line_rate, err, rate_mbps_to_bps, time_us_to_ns};
 use crate::event::{Cause, Decision, Event, EventKind, FlowId, Outputs, State, StateValue};
 use crate::model::{Model, ParamError};
@@ -264,7 +264,7 @@ pub const COVERAGE: [&str; 25] = [
     "R1 CNP within an alpha period: alpha timer restarted",
     "R1 CNP resets advanced stages",
     "R1 CNP resets a non-zero byte counter",
-    "C-3 cut floored (Rc (1 - alpha/2) not whole)",
+    "C-3 cut floored (Rc (1 - alpha/2) not whole), not clamped",
     "R1 R7 cut clamped to the minimum rate",
     "R2 alpha timer: K without a CNP",
     "R2 alpha timer stops at alpha = 0",
@@ -315,8 +315,8 @@ mod cov {
 
 type Covered = [bool; COVERAGE.len()];
 
-/// The increase branches (R4-R7) one increase took, from the rate state before and after it
-/// (`by_bytes`: the byte counter triggered it, else the timer).
+/// Mark the increase branches (R4-R7, C-3) one increase took (`by_bytes`: the byte counter
+/// triggered it, else the timer).
 fn covered_increase(
     cfg: &IncreaseConfig,
     before: &RateState,
@@ -324,24 +324,14 @@ fn covered_increase(
     by_bytes: bool,
     c: &mut Covered,
 ) {
-    // The stages after the increase are the advanced stages it was classified on (R3).
-    let hi = after.timer_stage.max(after.byte_stage);
-    let lo = after.timer_stage.min(after.byte_stage);
+    let t = IncreaseTaken::of(cfg, before, after);
     let by = usize::from(by_bytes);
-    let step = if hi < cfg.f {
-        c[cov::FAST + by] = true;
-        0
-    } else if lo > cfg.f {
-        c[cov::HYPER + by] = true;
-        let i = u64::from(lo - cfg.f);
-        c[cov::HYPER_I2] = i >= 2;
-        i.saturating_mul(cfg.hai_bps)
-    } else {
-        c[cov::ADDITIVE + by] = true;
-        cfg.ai_bps
-    };
-    c[cov::RT_LINE_CLAMP] = before.rt_bps.saturating_add(step) > cfg.line_rate_bps;
-    c[cov::HALF_SUM_ODD] = (after.rt_bps ^ before.rc_bps) & 1 == 1;
+    c[cov::FAST + by] = t.fast;
+    c[cov::ADDITIVE + by] = t.additive;
+    c[cov::HYPER + by] = t.hyper;
+    c[cov::HYPER_I2] = t.hyper_i2;
+    c[cov::RT_LINE_CLAMP] = t.rt_line_clamp;
+    c[cov::HALF_SUM_ODD] = t.half_sum_odd;
 }
 
 /// Which of [`COVERAGE`] one `rx_cnp` or `tx_data` exercised.
@@ -356,18 +346,28 @@ fn covered_by_event(cfg: &RpConfig, before: &RpFlow, kind: &EventKind, after: &R
             c[cov::CNP_IN_ALPHA_PERIOD] = before.alpha_deadline_ns.is_some();
             c[cov::CNP_RESETS_STAGES] = b.timer_stage > 0 || b.byte_stage > 0;
             c[cov::CNP_RESETS_BYTES] = b.byte_counter > 0;
+            // The floor counts where it decided the rate: not under the minimum-rate clamp.
             let product = b.rc_bps as f64 * (1.0 - before.alpha / 2.0);
-            c[cov::CUT_FLOORED] = product.fract() != 0.0;
-            c[cov::CUT_MIN_CLAMP] = cut(b.rc_bps, before.alpha) < cfg.inc.min_rate_bps;
+            let clamped = cut(b.rc_bps, before.alpha) < cfg.inc.min_rate_bps;
+            c[cov::CUT_MIN_CLAMP] = clamped;
+            c[cov::CUT_FLOORED] = !clamped && product.fract() != 0.0;
         }
         EventKind::TxData { bytes, .. } => {
             c[cov::TX_UNTHROTTLED] = !before.throttled;
-            let expired = before.throttled
-                && b.byte_counter.saturating_add(u64::from(bytes)) >= cfg.inc.b_bytes;
-            if expired {
+            let expiry = if before.throttled {
+                byte_expiry(
+                    &cfg.inc,
+                    b.byte_counter,
+                    u64::from(bytes),
+                    after.rate.byte_counter,
+                )
+            } else {
+                None // choice 1: nothing counted before the first CNP
+            };
+            if let Some((keeps, again)) = expiry {
                 c[cov::BYTE_EXPIRY] = true;
-                c[cov::BYTE_KEEPS_REMAINDER] = after.rate.byte_counter > 0;
-                c[cov::BYTE_REMAINDER_EXPIRES] = b.byte_counter >= cfg.inc.b_bytes;
+                c[cov::BYTE_KEEPS_REMAINDER] = keeps;
+                c[cov::BYTE_REMAINDER_EXPIRES] = again;
                 covered_increase(&cfg.inc, b, &after.rate, true, &mut c);
             }
         }
@@ -500,16 +500,6 @@ impl ReactionPoint for RpFlow {
 
     fn record(&self, t_ns: u64, flow: FlowId, cause: Cause) -> Decision {
         self.decision(t_ns, flow, cause)
-    }
-
-    fn fire_timers(
-        &mut self,
-        flow: FlowId,
-        deadline_ns: u64,
-        cfg: &RpConfig,
-        out: &mut Vec<Decision>,
-    ) {
-        self.fire(flow, deadline_ns, cfg, out);
     }
 }
 

@@ -16,7 +16,7 @@ use ccreplay_codecs::shim::int::{
 };
 
 use super::metrics::{
-    FlowMetrics, Metrics, PfcMetrics, PortMetrics, Series, jain_index, percentile,
+    FlowMetrics, JainWindow, Metrics, PfcMetrics, PortMetrics, Series, percentile,
 };
 use super::packet::{
     ECN_CE, ECN_ECT0, Packet, PacketKind, SYNDROME_ACK, SYNDROME_NAK_PSN, WRITE_FIRST, WRITE_LAST,
@@ -25,7 +25,7 @@ use super::packet::{
 use super::switch_device::{SwitchBug, drift_ns, ewma};
 use super::topology::{NodeId, NodeKind, PortMap, Routes, port_map};
 use super::{
-    AckIntTruth, Cc, DequeueTruth, EPOCH_NS, NetConfig, NetError, PS_PER_NS, RunResult,
+    AckIntTruth, Cc, DequeueTruth, EPOCH_NS, LinkEvent, NetConfig, NetError, PS_PER_NS, RunResult,
     SwitchTapPoint, TapRun, TapSink, device, ser_ps,
 };
 use crate::dcqcn::cp::{SplitMix64, UniformSource, marking_probability, should_mark};
@@ -68,6 +68,8 @@ enum Ev {
     NicWake { host: u32 },
     /// Re-send XOFF on `port` if its ingress is still above XON.
     PfcRefresh { port: u32 },
+    /// Link event `event` (index in `Network::link_events`) happens.
+    Link { event: u32 },
     /// Apply the oldest delayed sender decision (`Network::delayed`).
     Apply,
     /// Take a metrics sample.
@@ -146,6 +148,13 @@ struct PortState {
     /// INT clock offset, ns, and txBytes start value, bytes (`SwitchConfig`).
     int_ts_offset_ns: u64,
     int_tx_offset: u64,
+    /// INT clock tick of the port's switch, ns (`SwitchConfig::int_ts_resolution_ns`,
+    /// `NetConfig::switch_clocks`; 1 = exact).
+    int_ts_res_ns: u64,
+    /// False while the port's link is down (`NetConfig::link_events`).
+    link_up: bool,
+    /// Index of the port's link in the topology.
+    link: u32,
     /// INT clock drift of the port's switch, ppm (`[switch_device]` `clock_drift_ppm` × its
     /// number).
     drift: f64,
@@ -217,13 +226,15 @@ impl PortState {
             self.tx_bytes
         };
         let qlen_unit = if q.qlen_bytes { 1 } else { QLEN_UNIT };
+        // The offsets start the switch's clock and counter where the scenario says (both 0 by
+        // default); a coarse clock reads its time floored to its tick.
+        let clock_ns = abs_ns(clock_ps)
+            .wrapping_add(self.int_ts_offset_ns)
+            .wrapping_add(drift_ns(clock_ps / PS_PER_NS, self.drift));
         IntHop {
             b: self.line_code,
-            // The offsets start the switch's clock and counter where the scenario says (both
-            // 0 by default); the casts keep the low bits, IntHop masks the widths.
-            ts: abs_ns(clock_ps)
-                .wrapping_add(self.int_ts_offset_ns)
-                .wrapping_add(drift_ns(clock_ps / PS_PER_NS, self.drift)) as u32,
+            // The casts keep the low bits, IntHop masks the widths.
+            ts: (clock_ns - clock_ns % self.int_ts_res_ns) as u32,
             tx_bytes: (tx.wrapping_add(self.int_tx_offset) / TX_BYTES_UNIT) as u32,
             qlen: (self.queued_bytes / qlen_unit).min(0xFFFF) as u16,
         }
@@ -285,6 +296,8 @@ struct HostState {
     batch_flow: u32,
     batch_bytes: u64,
     tap: Option<usize>,
+    /// FNCC-2 on this NIC: false writes `N` = 0 into its ACKs (`NetConfig::hosts_without_n`).
+    writes_n: bool,
     sender_decisions: Vec<Decision>,
     receiver_decisions: Vec<Decision>,
 }
@@ -323,7 +336,6 @@ struct FlowState {
     throughput: Series,
     rate_series: Series,
     window_series: Series,
-    cum_delivered: Vec<u64>,
 }
 
 impl FlowState {
@@ -394,6 +406,10 @@ pub struct Network {
     hosts: Vec<HostState>,
     flows: Vec<FlowState>,
     routes: Routes,
+    /// The routes after each link event, in the order of `link_events`.
+    later_routes: Vec<Routes>,
+    /// Link events in time order: (ps, link, up).
+    link_events: Vec<(u64, u32, bool)>,
     /// Per node: host slot or switch slot.
     slot: Vec<u32>,
     port_base: Vec<u32>,
@@ -403,6 +419,8 @@ pub struct Network {
     delayed: VecDeque<(u32, Option<u64>, Option<u64>)>,
     sample_ps: u64,
     sample_times: Vec<u64>,
+    /// Jain's index, sample by sample (metrics.rs).
+    jain: Option<JainWindow>,
     drops: u64,
     /// Whether `meta` is kept (a switch tap, or `ingress-timestamp`).
     track: bool,
@@ -478,7 +496,50 @@ impl Network {
             port_base[i] = nports;
             nports += p.len() as u32;
         }
-        let routes = Routes::build(topo, &pm, &host_nodes)?;
+        let routes = Routes::build(topo, &pm, &host_nodes, &[])?;
+        // Link events (docs/sim.md "Link failures"), in time order (then file order), each
+        // toggling a link between two switches. The routes of every state are built here, so
+        // an event allocates nothing.
+        let mut order_ev: Vec<usize> = (0..cfg.link_events.len()).collect();
+        order_ev.sort_by_key(|&i| (cfg.link_events[i].at_ns, i));
+        let mut down = vec![false; topo.links.len()];
+        let mut later_routes = Vec::with_capacity(order_ev.len());
+        let mut link_events = Vec::with_capacity(order_ev.len());
+        let name = |n: NodeId| topo.nodes[n as usize].name.as_str();
+        for &i in &order_ev {
+            let LinkEvent { at_ns, link, up } = cfg.link_events[i];
+            let Some(l) = topo.links.get(link as usize) else {
+                return err(format!(
+                    "link event at {at_ns} ns: no link {link} (the topology has {})",
+                    topo.links.len()
+                ));
+            };
+            let pair = format!("{}–{}", name(l.a), name(l.b));
+            let switch = |n: NodeId| topo.nodes[n as usize].kind == NodeKind::Switch;
+            if !switch(l.a) || !switch(l.b) {
+                return err(format!(
+                    "link event on {pair}: only a link between two switches goes down or up"
+                ));
+            }
+            if at_ns == 0 || at_ns >= cfg.duration_ns {
+                return err(format!(
+                    "link event on {pair} at {at_ns} ns: must be inside the run (0 < at_ns < {})",
+                    cfg.duration_ns
+                ));
+            }
+            if down[link as usize] != up {
+                let state = if up { "up" } else { "down" };
+                return err(format!(
+                    "link event on {pair} at {at_ns} ns: the link is already {state}"
+                ));
+            }
+            down[link as usize] = !up;
+            let r = Routes::build(topo, &pm, &host_nodes, &down).map_err(|e| {
+                NetError::Config(format!("with link {pair} down from {at_ns} ns: {e}"))
+            })?;
+            later_routes.push(r);
+            link_events.push((at_ns * PS_PER_NS, link, up));
+        }
         for (i, &h) in host_nodes.iter().enumerate() {
             slot[h as usize] = i as u32;
         }
@@ -508,6 +569,13 @@ impl Network {
                 let l = topo.links[li as usize];
                 let exact = 8_000_000_000_000u64;
                 ports.push(PortState {
+                    int_ts_res_ns: if is_host {
+                        1
+                    } else {
+                        cfg.switch.int_ts_resolution_ns
+                    },
+                    link_up: true,
+                    link: li,
                     int_ts_offset_ns: if is_host {
                         0
                     } else {
@@ -649,6 +717,63 @@ impl Network {
                 return err(format!("tap on node {t}: taps are on hosts"));
             }
         }
+        let tick_ok = |r: u64| (1..=(1 << 24)).contains(&r);
+        if !tick_ok(cfg.switch.int_ts_resolution_ns) {
+            return err(format!(
+                "int_ts_resolution_ns = {}: must be in 1..=2^24 ns",
+                cfg.switch.int_ts_resolution_ns
+            ));
+        }
+        for (i, c) in cfg.switch_clocks.iter().enumerate() {
+            let is_switch = topo
+                .nodes
+                .get(c.switch as usize)
+                .is_some_and(|n| n.kind == NodeKind::Switch);
+            if !is_switch {
+                return err(format!("INT clock of node {}: not a switch", c.switch));
+            }
+            let sw = name(c.switch);
+            if !tick_ok(c.int_ts_resolution_ns) {
+                return err(format!(
+                    "{sw}: int_ts_resolution_ns = {}: must be in 1..=2^24 ns",
+                    c.int_ts_resolution_ns
+                ));
+            }
+            if cfg.switch_clocks[..i].iter().any(|o| o.switch == c.switch) {
+                return err(format!("{sw}: INT clock given twice"));
+            }
+            let first = port_base[c.switch as usize] as usize;
+            for p in &mut ports[first..first + pm[c.switch as usize].len()] {
+                p.int_ts_res_ns = c.int_ts_resolution_ns;
+            }
+        }
+        for t in &cfg.switch_taps {
+            let tick = ports[port_base[t.switch as usize] as usize].int_ts_res_ns;
+            if tick > 1 {
+                // The switch judge (docs/switch.md) models an INT clock that counts ns.
+                return err(format!(
+                    "switch tap on {}: its INT clock ticks every {tick} ns; a switch tap judges \
+                     a clock in ns (int_ts_resolution_ns = 1)",
+                    name(t.switch)
+                ));
+            }
+        }
+        for &h in &cfg.hosts_without_n {
+            if topo
+                .nodes
+                .get(h as usize)
+                .is_none_or(|n| n.kind != NodeKind::Host)
+            {
+                return err(format!("receiver without N: node {h} is not a host"));
+            }
+            if !matches!(cfg.cc, Cc::Fncc(_)) {
+                return err(format!(
+                    "{}: only an FNCC receiver writes N (FNCC-2); this run is {}",
+                    name(h),
+                    cfg.cc.family()
+                ));
+            }
+        }
         let mut hosts: Vec<HostState> = host_nodes
             .iter()
             .map(|&h| HostState {
@@ -663,6 +788,7 @@ impl Network {
                 batch_flow: u32::MAX,
                 batch_bytes: 0,
                 tap: cfg.taps.iter().position(|&t| t == h),
+                writes_n: !cfg.hosts_without_n.contains(&h),
                 sender_decisions: Vec::new(),
                 receiver_decisions: Vec::new(),
             })
@@ -710,7 +836,6 @@ impl Network {
                     throughput: Series::default(),
                     rate_series: Series::default(),
                     window_series: Series::default(),
-                    cum_delivered: Vec::new(),
                 }
             })
             .collect();
@@ -720,6 +845,7 @@ impl Network {
             f.local_tx = h.tx_flows.len() as u32;
             h.tx_flows.push(i as u32);
         }
+        let jain = JainWindow::new(flows.iter().map(|f| f.start_ps / PS_PER_NS));
         let mut net = Network {
             dialect,
             base_rtt_ns: 0,
@@ -735,12 +861,15 @@ impl Network {
             hosts,
             flows,
             routes,
+            later_routes,
+            link_events,
             slot,
             port_base,
             scratch: Vec::with_capacity(16),
             delayed: VecDeque::new(),
             sample_ps: cfg.sample_interval_ns * PS_PER_NS,
             sample_times: Vec::new(),
+            jain,
             drops: 0,
             track: !cfg.switch_taps.is_empty()
                 || cfg.switch_device.bug == Some(SwitchBug::IngressTimestamp),
@@ -982,6 +1111,11 @@ impl Network {
             self.arm_timers(h as u32);
         }
         self.schedule(self.sample_ps, CLASS_SAMPLE, Ev::Sample);
+        // Scheduled first: a link event comes before the packet events of its instant.
+        for i in 0..self.link_events.len() {
+            let t = self.link_events[i].0;
+            self.schedule(t, CLASS_PACKET, Ev::Link { event: i as u32 });
+        }
         while let Some(Reverse(s)) = self.heap.pop() {
             if s.t_ps > self.end_ps {
                 break;
@@ -1026,6 +1160,7 @@ impl Network {
                     }
                 }
                 Ev::Apply => self.apply_delayed(sink)?,
+                Ev::Link { event } => self.link_event(event as usize, sink)?,
                 Ev::Sample => self.sample(),
             }
         }
@@ -1041,7 +1176,6 @@ impl Network {
         for f in &mut self.flows {
             let d = f.delivered_bytes - f.delivered_at_sample;
             f.delivered_at_sample = f.delivered_bytes;
-            f.cum_delivered.push(f.delivered_bytes);
             let active = self.now >= f.start_ps;
             if active {
                 let bps = u128::from(d) * 8_000_000_000 / u128::from(secs);
@@ -1057,6 +1191,13 @@ impl Network {
             if p.switch != u32::MAX {
                 p.queue_samples.push(p.queued_bytes);
             }
+        }
+        if let Some(j) = &mut self.jain {
+            let flows = self.flows.iter();
+            j.sample(
+                t_ns,
+                flows.map(|f| (f.finish_ps.map(|t| t / PS_PER_NS), f.delivered_bytes)),
+            );
         }
         let next = self.now + self.sample_ps;
         if next <= self.end_ps {
@@ -1248,6 +1389,11 @@ impl Network {
         if p.busy {
             return Ok(());
         }
+        if !p.link_up {
+            // Down: nothing is routed here; an XON or XOFF for the peer is lost.
+            p.pfc_pending = None;
+            return Ok(());
+        }
         let now = self.now;
         if let Some(q) = p.pfc_pending.take() {
             let mut pkt = Packet::new(PacketKind::Pfc, 0);
@@ -1368,6 +1514,71 @@ impl Network {
             self.send_pfc(ingress, 0, sink)?;
         }
         Ok(())
+    }
+
+    /// A link goes down or up (docs/sim.md "Link failures"): the switches take the routes of
+    /// the new state; going down, both ends drop what they hold for it.
+    fn link_event(&mut self, i: usize, sink: &mut dyn TapSink) -> Result<(), NetError> {
+        let (_, link, up) = self.link_events[i];
+        self.routes = std::mem::replace(&mut self.later_routes[i], Routes::empty());
+        let l = self.cfg.topology.links[link as usize];
+        let ends = [l.a, l.b].map(|n| {
+            let first = self.port_base[n as usize];
+            let k = self.ports[first as usize..]
+                .iter()
+                .position(|p| p.node == n && p.link == link)
+                .unwrap_or(0);
+            first + k as u32
+        });
+        for port in ends {
+            self.ports[port as usize].link_up = up;
+            if up {
+                self.try_start(port, sink)?;
+            } else {
+                self.flush_port(port, sink)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Drop everything switch port `port` holds (its link went down): queued frames leave the
+    /// shared buffer and, for data, their ingress port's PFC count (which may send an XON);
+    /// a pending PFC frame and a pause from the peer end.
+    fn flush_port(&mut self, port: u32, sink: &mut dyn TapSink) -> Result<(), NetError> {
+        let now = self.now;
+        let p = &mut self.ports[port as usize];
+        p.pfc_pending = None;
+        p.pause(now, now);
+        let sw = p.switch as usize;
+        while let Some(id) = self.ports[port as usize].ctrl.pop_front() {
+            let bytes = u64::from(self.slab[id as usize].wire_bytes);
+            self.drop_queued(port, sw, id, bytes);
+        }
+        while let Some(id) = self.ports[port as usize].data.pop_front() {
+            let bytes = u64::from(self.slab[id as usize].wire_bytes);
+            self.drop_queued(port, sw, id, bytes);
+            let ingress = self.switches[sw].first_port + u32::from(self.slab[id as usize].ingress);
+            let ip = &mut self.ports[ingress as usize];
+            ip.ingress_bytes -= bytes;
+            if let Some(pfc) = self.cfg.switch.pfc
+                && ip.xoff
+                && ip.ingress_bytes <= pfc.xon_bytes
+            {
+                ip.xoff = false;
+                self.send_pfc(ingress, 0, sink)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A frame queued at switch port `port` is dropped (its link went down).
+    fn drop_queued(&mut self, port: u32, sw: usize, id: u32, bytes: u64) {
+        let p = &mut self.ports[port as usize];
+        p.queued_bytes -= bytes;
+        p.dropped += 1;
+        self.switches[sw].used -= bytes;
+        self.drops += 1;
+        self.free.push(id);
     }
 
     /// Send a PFC frame out of switch port `port` (quanta 0 = XON), ahead of anything queued.
@@ -1523,6 +1734,14 @@ impl Network {
     }
 
     fn arrive(&mut self, port: u32, id: u32, sink: &mut dyn TapSink) -> Result<(), NetError> {
+        if !self.ports[port as usize].link_up {
+            // On the wire when its link went down: lost (counted at the port that sent it).
+            let from = self.ports[port as usize].peer_port;
+            self.ports[from as usize].dropped += 1;
+            self.drops += 1;
+            self.free.push(id);
+            return Ok(());
+        }
         let pkt = self.slab[id as usize];
         if pkt.kind == PacketKind::Pfc {
             self.free.push(id);
@@ -1757,6 +1976,9 @@ impl Network {
                 a.int = IntStack::new();
             }
             (a.ack_n, a.ack_cwnd, a.ack_flags) = (n, cwnd, flags);
+            if !self.hosts[hi].writes_n {
+                a.ack_n = 0; // a NIC without FNCC-2: N unknown (wire.md 4)
+            }
             a.wire_bytes = frame_len(self.dialect, kind, 0, 0);
             self.queue_ctrl(self.hosts[hi].port, a);
         }
@@ -1904,20 +2126,7 @@ impl Network {
         for p in self.ports.iter().filter(|p| p.host != u32::MAX) {
             total_paused_ps += p.paused_total(end);
         }
-        let jain = jain_index(
-            &self
-                .flows
-                .iter()
-                .map(|f| {
-                    (
-                        f.start_ps / PS_PER_NS,
-                        f.finish_ps.map(|t| t / PS_PER_NS),
-                        f.cum_delivered.as_slice(),
-                    )
-                })
-                .collect::<Vec<_>>(),
-            &self.sample_times,
-        );
+        let jain = self.jain.as_ref().and_then(JainWindow::index);
         let metrics = Metrics {
             version: 1,
             scenario: self.cfg.name.clone(),

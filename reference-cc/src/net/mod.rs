@@ -150,6 +150,10 @@ pub struct SwitchConfig {
     /// Start value of every switch port's INT `txBytes` counter, bytes (the field keeps it in
     /// 128-byte units mod 2^20): near 2^27 it wraps after a few hundred packets.
     pub int_tx_bytes_offset: u64,
+    /// Tick of every switch's INT clock, ns (1 = exact; [`NetConfig::switch_clocks`] sets one
+    /// switch's): every `ts` is the switch's clock floored to a multiple of it, so two records
+    /// within one tick carry the same `ts` (HPCC-3).
+    pub int_ts_resolution_ns: u64,
 }
 
 impl Default for SwitchConfig {
@@ -162,6 +166,7 @@ impl Default for SwitchConfig {
             int_ts_offset_ns: 0,
             int_ts_step_ns: 0,
             int_tx_bytes_offset: 0,
+            int_ts_resolution_ns: 1,
         }
     }
 }
@@ -216,6 +221,41 @@ pub struct NetConfig {
     /// Switch ports under test: the sink gets what arrives for them and what leaves them
     /// ([`TapSink::record_switch`]). Default: none.
     pub switch_taps: Vec<SwitchTap>,
+    /// Links between switches going down or up during the run (ns-3's `LINK_DOWN`); the
+    /// switches reroute at once. Default: none.
+    pub link_events: Vec<LinkEvent>,
+    /// Switches whose INT clock tick differs from [`SwitchConfig::int_ts_resolution_ns`].
+    /// Default: none.
+    pub switch_clocks: Vec<SwitchClock>,
+    /// FNCC receiver NICs that do not implement FNCC-2: their ACKs carry `N` = 0. Default:
+    /// none (every receiver writes `N`).
+    pub hosts_without_n: Vec<NodeId>,
+}
+
+/// A link between two switches goes down or comes back up at `at_ns` (docs/sim.md "Link
+/// failures"). Down: the frames queued for it at both ends are dropped, the frames on the
+/// wire are lost, nothing is sent on it, and the switches forward on shortest paths over the
+/// links still up (the ECMP choice as before among them). Up: it carries traffic again and
+/// the routes are those over every link up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LinkEvent {
+    /// When, ns from the start.
+    pub at_ns: u64,
+    /// Index of the link in [`Topology::links`].
+    pub link: u32,
+    /// `false`: the link goes down; `true`: it comes back up.
+    pub up: bool,
+}
+
+/// A switch whose INT timestamps have a resolution of `int_ts_resolution_ns` (a coarse
+/// switch clock, as ASICs that count in ticks have): every `ts` it writes is its clock
+/// floored to a multiple of it, so two records within one tick carry the same `ts`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SwitchClock {
+    /// The switch.
+    pub switch: NodeId,
+    /// The tick, ns (1 = the exact clock).
+    pub int_ts_resolution_ns: u64,
 }
 
 /// A switch port under test: the egress port of `switch` facing its neighbour `peer`.
@@ -298,7 +338,8 @@ pub struct DequeueTruth {
 
 impl NetConfig {
     /// A config with the defaults: seed 0, 1 ms, 1000-byte MTU, RTO 1 ms, 1 µs samples,
-    /// [`SwitchConfig::default`], no flows, no taps, the ideal NIC and the correct switch.
+    /// [`SwitchConfig::default`], no flows, no taps, the ideal NIC and the correct switch, no
+    /// link events, exact INT clocks, every FNCC receiver writing `N`.
     pub fn new(name: impl Into<String>, topology: Topology, cc: Cc) -> Self {
         NetConfig {
             name: name.into(),
@@ -316,6 +357,9 @@ impl NetConfig {
             device: DeviceConfig::default(),
             switch_device: SwitchDeviceConfig::default(),
             switch_taps: Vec::new(),
+            link_events: Vec::new(),
+            switch_clocks: Vec::new(),
+            hosts_without_n: Vec::new(),
         }
     }
 }

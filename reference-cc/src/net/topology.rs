@@ -274,12 +274,15 @@ pub(crate) struct Routes {
 }
 
 impl Routes {
-    /// `host_slot[node]` = the node's host number (dense, in node order) for hosts.
+    /// `host_slot[node]` = the node's host number (dense, in node order) for hosts. Links
+    /// whose `down[link]` is true carry nothing (an empty `down`: every link is up).
     pub(crate) fn build(
         t: &Topology,
         ports: &PortMap,
         host_nodes: &[NodeId],
+        down: &[bool],
     ) -> Result<Self, NetError> {
+        let up = |li: u32| !down.get(li as usize).copied().unwrap_or(false);
         let n = t.nodes.len();
         let nh = host_nodes.len();
         let mut index = vec![(0u32, 0u16); n * nh];
@@ -296,8 +299,8 @@ impl Routes {
                 if u != h && t.nodes[u as usize].kind == NodeKind::Host {
                     continue;
                 }
-                for &(v, _, _) in &ports[u as usize] {
-                    if dist[v as usize] == u32::MAX {
+                for &(v, _, li) in &ports[u as usize] {
+                    if up(li) && dist[v as usize] == u32::MAX {
                         dist[v as usize] = dist[u as usize] + 1;
                         q.push_back(v);
                     }
@@ -314,10 +317,11 @@ impl Routes {
                     )));
                 }
                 let start = out.len() as u32;
-                for (pi, &(v, _, _)) in ports[u].iter().enumerate() {
+                for (pi, &(v, _, li)) in ports[u].iter().enumerate() {
                     let dv = dist[v as usize];
                     // A next hop one step closer; through a host only if it is the destination.
-                    if dv != u32::MAX
+                    if up(li)
+                        && dv != u32::MAX
                         && dv + 1 == dist[u]
                         && (v == h || t.nodes[v as usize].kind == NodeKind::Switch)
                     {
@@ -332,6 +336,15 @@ impl Routes {
             ports: out,
             n_hosts: nh,
         })
+    }
+
+    /// No routes (a placeholder for routes moved out).
+    pub(crate) fn empty() -> Self {
+        Routes {
+            index: Vec::new(),
+            ports: Vec::new(),
+            n_hosts: 0,
+        }
     }
 
     /// The egress port of `node` towards host number `host`, ECMP by `hash`.

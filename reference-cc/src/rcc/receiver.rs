@@ -42,6 +42,119 @@ pub const FLAG_IN_NETWORK: u8 = 1 << 1;
 /// Largest `Kp` / `Kd` accepted: keeps `U` finite for any delay (C-3).
 pub const MAX_GAIN: f64 = 1e12;
 
+/// The rules and branches of the receiver (RCC-2..5, docs/models/rcc.md rows A1-A10, P1-P5 and
+/// the numbered choices) whose use `coverage()` counts, once per `rx_data` that exercises
+/// each. docs/conformance.md (RCC) says which the bundled suite exercises.
+pub const COVERAGE: [&str; 30] = [
+    "RCC-2 A1 delay sample: arrival - send timestamp",
+    "A1 send timestamp after the arrival (clock skew): delay 0",
+    "choice 5 no send timestamp: no delay sample",
+    "RCC-3 A2 FIRST opens a message: N + 1",
+    "RCC-3 A2 ONLY: one-packet message, N + 1 then - 1",
+    "RCC-3 A2 LAST closes the message: N - 1",
+    "choice 3 MIDDLE or LAST of a flow not in a message opens one",
+    "choice 3 FIRST of a flow already in a message: not counted twice",
+    "choice 3 other opcode: no message, N unchanged",
+    "RCC-3 A3 fair share floored (C T / 8e9 / N not whole)",
+    "choice 2 B_R round rolled: B_R = bytes of the round just ended",
+    "choice 2 B_R round rolled past an empty round: B_R = 0",
+    "RCC-4 A4 delay > base (1 + delta): consecutive + 1",
+    "RCC-4 A4 delay <= base (1 + delta) ends a run: consecutive = 0",
+    "RCC-4 A5 last-hop test holds: B_R > C T eta",
+    "RCC-4 A5 B_R = C T eta exactly: not last hop (strict >)",
+    "RCC-4 A6 n consecutive delays, last hop congested: no PID",
+    "RCC-4 A9 in-network congestion: flow enters PID mode",
+    "RCC-5 A7 flow in PID mode stays there: cwnd = PID",
+    "RCC-5 A7 PID mode wins over the last-hop test (line 6)",
+    "A8 last-hop congestion: cwnd = fair share",
+    "A10 no congestion: cwnd = fair share",
+    "choice 8 in-network detected again in PID mode (flag bit 1)",
+    "RCC-5 P4 U > 0: window decreased",
+    "RCC-5 P4 U < 0: window increased",
+    "RCC-5 P4 C-3 PID window floored (not whole)",
+    "RCC-5 P4 PID step from a window below the fair share",
+    "RCC-5 P5 PID window clamped up to 1 MTU",
+    "RCC-5 P5 PID window clamped down to the fair share",
+    "choice 7 fair share below 1 MTU wins the clamp",
+];
+
+/// What one `rx_data` did, recorded around Algorithm 1 for [`covered_by`] only: the flow and
+/// the shared counters before it, and what it computed. Nothing here feeds a decision.
+#[derive(Clone, Copy)]
+struct Step {
+    t_ns: u64,
+    send_ts_ns: Option<u64>,
+    pos: MessagePosition,
+    /// The flow before the packet (`None`: its first packet).
+    before: Option<RxFlow>,
+    /// The round start before [`Receiver::roll_rounds`], and after it.
+    round_before: Option<u64>,
+    round_after: Option<u64>,
+    b_r: u64,
+    n_used: u64,
+    fair: u64,
+    last_hop: bool,
+    in_network: bool,
+    /// The flow after the packet.
+    after: RxFlow,
+    /// The PID step, when one ran with a delay sample: `W_prev` and eq. 5's product
+    /// `W_prev (1 - tanh U)` before the floor.
+    pid: Option<(u64, f64)>,
+}
+
+/// Which of [`COVERAGE`] one `rx_data` exercised, from its [`Step`] (observed from outside the
+/// algorithm, so counting cannot change a decision; no allocation).
+fn covered_by(d: &Derived, s: &Step) -> [bool; COVERAGE.len()] {
+    use MessagePosition::*;
+    let mut c = [false; COVERAGE.len()];
+    let was = s.before.unwrap_or(RxFlow::NEW);
+    c[0] = s.send_ts_ns.is_some();
+    c[1] = s.send_ts_ns.is_some_and(|ts| ts > s.t_ns);
+    c[2] = s.send_ts_ns.is_none();
+    c[3] = s.pos == First && !was.in_message;
+    c[4] = s.pos == Only && !was.in_message;
+    c[5] = s.pos == Last && was.in_message;
+    c[6] = matches!(s.pos, Middle | Last) && !was.in_message;
+    c[7] = s.pos == First && was.in_message;
+    c[8] = s.pos == Other;
+    c[9] = !d
+        .c_times_t
+        .is_multiple_of(BITS_NS_PER_BYTE_S * u128::from(s.n_used));
+    if let (Some(a), Some(b)) = (s.round_before, s.round_after)
+        && b != a
+    {
+        let rounds = (b - a) / d.round_ns;
+        c[10] = rounds == 1;
+        c[11] = rounds > 1;
+    }
+    // A sample above the threshold leaves the run at >= 1, one at or below it at 0 (A4).
+    if s.send_ts_ns.is_some() {
+        c[12] = s.after.consecutive > 0;
+        c[13] = s.after.consecutive == 0 && was.consecutive > 0;
+    }
+    c[14] = s.last_hop;
+    c[15] = s.b_r as f64 == d.last_hop_bytes;
+    c[16] = !was.pid && s.last_hop && s.after.consecutive >= d.n;
+    c[17] = !was.pid && s.after.pid;
+    c[18] = was.pid;
+    c[19] = was.pid && s.last_hop;
+    c[20] = !was.pid && s.last_hop;
+    c[21] = !was.pid && !s.last_hop && !s.in_network;
+    c[22] = was.pid && s.in_network;
+    if let Some((w_prev, product)) = s.pid {
+        let u = s.after.u;
+        c[23] = u > 0.0;
+        c[24] = u < 0.0;
+        c[25] = product.fract() != 0.0;
+        c[26] = w_prev < s.fair;
+        let w = product as u64;
+        c[27] = s.fair >= d.mtu && w < d.mtu;
+        c[28] = s.fair >= d.mtu && w.max(d.mtu) > s.fair;
+    }
+    c[29] = s.after.pid && s.fair < d.mtu;
+    c
+}
+
 /// `rcc-receiver` parameters (C-7), defaults from seed 002 §III-F and §V-A.
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
@@ -190,6 +303,8 @@ pub struct Receiver {
     round_bytes: u64,
     /// `B_R`: bytes received by all flows in the previous round.
     b_r: u64,
+    /// How often each of [`COVERAGE`] ran.
+    covered: [u64; COVERAGE.len()],
 }
 
 impl Receiver {
@@ -219,6 +334,7 @@ impl Receiver {
             round_start_ns: None,
             round_bytes: 0,
             b_r: 0,
+            covered: [0; COVERAGE.len()],
         })
     }
 
@@ -253,6 +369,7 @@ impl Receiver {
     fn on_data(&mut self, ev: &Event, bytes: u32, opcode: u8, send_ts_ns: Option<u64>) -> Decision {
         let t = ev.t_ns;
         let d = self.d;
+        let round_before = self.round_start_ns;
         self.roll_rounds(t);
         self.round_bytes = self.round_bytes.saturating_add(u64::from(bytes));
 
@@ -261,7 +378,8 @@ impl Receiver {
 
         // Line 4, RCC-3: message counting.
         let pos = message_position(opcode);
-        let mut st = *self.flows.entry(ev.flow).or_insert(RxFlow::NEW);
+        let before = self.flows.get(&ev.flow).copied();
+        let mut st = before.unwrap_or(RxFlow::NEW);
         if pos != MessagePosition::Other && !st.in_message {
             st.in_message = true;
             self.n_active += 1;
@@ -285,14 +403,15 @@ impl Receiver {
 
         // Lines 6-19.
         let w_prev = st.cwnd.unwrap_or(fair);
+        let mut product = None;
         let cwnd = if st.pid {
-            pid_step(&mut st, e_now, w_prev, fair, &d)
+            pid_step(&mut st, e_now, w_prev, fair, &d, &mut product)
         } else if last_hop {
             fair
         } else if in_network {
             st.pid = true;
             st.u = 0.0;
-            pid_step(&mut st, e_now, w_prev, fair, &d)
+            pid_step(&mut st, e_now, w_prev, fair, &d, &mut product)
         } else {
             fair
         };
@@ -307,6 +426,28 @@ impl Receiver {
             self.n_active -= 1;
         }
         self.flows.insert(ev.flow, st);
+
+        let c = covered_by(
+            &d,
+            &Step {
+                t_ns: t,
+                send_ts_ns,
+                pos,
+                before,
+                round_before,
+                round_after: self.round_start_ns,
+                b_r: self.b_r,
+                n_used,
+                fair,
+                last_hop,
+                in_network,
+                after: st,
+                pid: product.map(|p| (w_prev, p)),
+            },
+        );
+        for (n, hit) in self.covered.iter_mut().zip(c) {
+            *n += u64::from(hit);
+        }
 
         let flags =
             if st.pid { FLAG_PID } else { 0 } | if in_network { FLAG_IN_NETWORK } else { 0 };
@@ -340,15 +481,25 @@ impl Receiver {
 }
 
 /// One PID step (RCC-5, eqs. 3-5) in the order the equations write it; without a delay sample
-/// `U` is kept and the window only re-clamped. Returns the new window.
-fn pid_step(st: &mut RxFlow, e_now: Option<f64>, w_prev: u64, fair: u64, d: &Derived) -> u64 {
+/// `U` is kept and the window only re-clamped. Returns the new window; `product` gets eq. 5's
+/// product before the floor (for the coverage count only).
+fn pid_step(
+    st: &mut RxFlow,
+    e_now: Option<f64>,
+    w_prev: u64,
+    fair: u64,
+    d: &Derived,
+    product: &mut Option<f64>,
+) -> u64 {
     let w = match e_now {
         Some(e) => {
             // eq. 4: U = U_prev + Kp × E + Kd × (E − E_prev)
             st.u = st.u + d.kp * e + d.kd * (e - st.e_prev);
             // eq. 5: W = W_prev × (1 − tanh(U)), floored (C-3). tanh in [-1, 1] keeps the
             // product in [0, 2 × W_prev].
-            (w_prev as f64 * (1.0 - libm::tanh(st.u))).floor() as u64
+            let p = w_prev as f64 * (1.0 - libm::tanh(st.u));
+            *product = Some(p);
+            p.floor() as u64
         }
         None => w_prev,
     };
@@ -383,10 +534,152 @@ impl Model for Receiver {
     fn per_flow(&self) -> bool {
         false
     }
+
+    fn coverage(&self) -> Vec<(&'static str, u64)> {
+        COVERAGE.iter().copied().zip(self.covered).collect()
+    }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    /// Every rule of [`COVERAGE`] on a hand-built stream, counts derived by hand (below).
+    /// C = 8 Gbps, T = 1 000 ns: C T / 8e9 = 1 000 B, fair shares 1000 / N = 1000, 500, 333.3,
+    /// 250; MTU 300 (so N = 4 puts the fair share below it); eta 0.5: last hop when
+    /// B_R > 500.0; n = 2; base 1 000 ns: above 1000 × 1.2 = 1 200.0 ns, target 1 100.0 ns;
+    /// Kp = 1e6, Kd = 0: each sample adds (rtt − 1100) / 1000 to U. Rounds of 1 000 ns from
+    /// t = 10 000. Opcodes (RC): FIRST 0x06, MIDDLE 0x07, LAST 0x08, ONLY 0x0A, READ request
+    /// 0x0C (no message).
+    #[test]
+    fn coverage_counts_every_rule_on_a_hand_stream() {
+        let p = ReceiverParams {
+            line_rate_bps: 8_000_000_000,
+            base_rtt_ns: 1_000,
+            mtu_bytes: 300,
+            n: 2,
+            eta: 0.5,
+            kp: 1e6,
+            kd: 0.0,
+            ..ReceiverParams::default()
+        };
+        let mut m = Receiver::new(p).unwrap();
+        // (t, flow, opcode, payload bytes, one-way delay; None: no timestamp, Some(-1): the
+        // timestamp 100 ns after the arrival).
+        let stream: [(u64, u32, u8, u32, Option<i64>); 18] = [
+            // E1: ONLY opens and closes, N = 1, fair 1000; B_R 0; A10.
+            (10_000, 0, 0x0A, 100, Some(1000)),
+            // E2: FIRST, N = 1; 1300 > 1200: run 1; A10.
+            (10_100, 1, 0x06, 400, Some(1300)),
+            // E3: FIRST, N = 2, fair 500; A10. The round holds 600 B.
+            (10_200, 2, 0x06, 100, Some(1100)),
+            // E4: round rolled once, B_R = 600 > 500: last hop; run 2 but no PID (A6); A8.
+            (11_000, 1, 0x07, 400, Some(1250)),
+            // E5: the same (run 3). The round [11 000, 12 000) holds 500 B.
+            (11_500, 1, 0x07, 100, Some(1300)),
+            // E6: rolled once, B_R = 500 = C T eta: not last hop; run 4 >= n: flow 1 enters
+            // PID: U = 0.2, W = floor(500 (1 - tanh 0.2)) = floor(401.3) = 401.
+            (12_000, 1, 0x07, 100, Some(1300)),
+            // E7: 700 ends the run; U = -0.2: W = floor(401 × 1.197) = 480, from below fair.
+            (12_100, 1, 0x07, 100, Some(700)),
+            // E8: U = -0.9: 480 × 1.716 = 823.8, clamped down to the fair share 500.
+            (12_200, 1, 0x07, 100, Some(400)),
+            // E9: flow 2 stamped 100 ns after the arrival: delay 0; A10.
+            (12_300, 2, 0x07, 100, Some(-1)),
+            // E10: a MIDDLE opens flow 3's message (N = 3, fair 333.3 floored); no timestamp.
+            (12_400, 3, 0x07, 100, None),
+            // E11: FIRST of flow 3, already in a message: N stays 3.
+            (12_500, 3, 0x06, 100, Some(1000)),
+            // E12: flow 1: 1300 (run 1), U = -0.7: 500 × 1.604 = 802.2, clamped to 333.
+            (12_600, 1, 0x07, 100, Some(1300)),
+            // E13: a READ request: no message, N = 3; A10.
+            (12_700, 0, 0x0C, 100, Some(1000)),
+            // E14: 2 500 ns later: rolled past an empty round, B_R = 0; flow 1's run 2 >= n
+            // and not last hop: in-network again in PID mode; U = -0.5: 333 × 1.462 = 486.9,
+            // clamped to 333; LAST closes: N = 2.
+            (14_500, 1, 0x08, 100, Some(1300)),
+            // E15: N = 2 (flows 2, 3), fair 500; the round [14 000, 15 000) reaches 600 B.
+            (14_600, 2, 0x07, 500, Some(1000)),
+            // E16: rolled once, B_R = 600: last hop, PID mode wins; a MIDDLE reopens flow 1
+            // (N = 3, fair 333); 2100: U = 0.5: 333 × 0.538 = 179.1, clamped up to 300.
+            (15_000, 1, 0x07, 100, Some(2100)),
+            // E17: FIRST of flow 0: N = 4, fair 250; last hop: A8.
+            (15_100, 0, 0x06, 100, Some(1000)),
+            // E18: flow 1: 1150 ends its run of 3; U = 0.55: 300 × 0.4995 = 149.9; fair 250
+            // below the 300-byte MTU wins: W = 250.
+            (15_200, 1, 0x07, 100, Some(1150)),
+        ];
+        let mut out = Vec::new();
+        let mut index = [0u64; 4];
+        for (t, flow, opcode, bytes, delay) in stream {
+            let send_ts_ns = delay.map(|d| if d < 0 { t + 100 } else { t - d as u64 });
+            let ev = Event {
+                t_ns: t,
+                flow,
+                index: index[flow as usize],
+                kind: EventKind::RxData {
+                    psn: 0,
+                    bytes,
+                    opcode,
+                    ecn: 0,
+                    send_ts_ns,
+                },
+            };
+            index[flow as usize] += 1;
+            m.on_event(&ev, &mut out);
+        }
+        let expected: [u64; COVERAGE.len()] = [
+            17, // delay samples: all but E10
+            1,  // skew: E9
+            1,  // no timestamp: E10
+            3,  // FIRST opens: E2, E3, E17
+            1,  // ONLY: E1
+            1,  // LAST closes: E14
+            2,  // MIDDLE opens: E10, E16
+            1,  // FIRST in a message: E11
+            1,  // other opcode: E13
+            6,  // fair share 333.3 floored: E10-E14, E16 (N = 3)
+            3,  // rolled one round: E4, E6, E16
+            1,  // past an empty round: E14
+            7,  // above 1200: E2, E4, E5, E6, E12, E14, E16
+            2,  // run ended: E7 (run 4), E18 (run 3)
+            5,  // B_R > 500: E4, E5, E16, E17, E18
+            8,  // B_R = 500: E6-E13
+            2,  // run >= 2 with last hop, no PID: E4, E5
+            1,  // enters PID: E6
+            6,  // in PID: E7, E8, E12, E14, E16, E18
+            2,  // PID and last hop: E16, E18
+            3,  // A8: E4, E5, E17
+            8,  // A10: E1, E2, E3, E9, E10, E11, E13, E15
+            1,  // in-network in PID: E14
+            3,  // U > 0: E6, E16, E18
+            4,  // U < 0: E7, E8, E12, E14
+            7,  // product not whole: every PID step
+            2,  // from below the fair share: E7 (401 < 500), E8 (480 < 500)
+            1,  // clamped up: E16
+            3,  // clamped down: E8, E12, E14
+            1,  // fair share below the MTU: E18
+        ];
+        let got: Vec<(&str, u64)> = m.coverage();
+        let want: Vec<(&str, u64)> = COVERAGE.iter().copied().zip(expected).collect();
+        assert_eq!(got, want);
+        // The windows the comments derive, and the N written into the ACKs.
+        let w: Vec<u32> = out.iter().map(|d| d.outputs.ack_cwnd.unwrap()).collect();
+        assert_eq!(
+            w,
+            [
+                1000, 1000, 500, 500, 500, 401, 480, 500, 500, 333, 333, 333, 333, 333, 500, 300,
+                250, 250
+            ]
+        );
+        let n: Vec<u16> = out.iter().map(|d| d.outputs.ack_n.unwrap()).collect();
+        assert_eq!(n, [1, 1, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 2, 3, 4, 4]);
+        // E6 enters PID with in-network congestion; E14 flags it again in PID mode.
+        assert_eq!(out[5].outputs.ack_flags, Some(FLAG_PID | FLAG_IN_NETWORK));
+        assert_eq!(out[13].outputs.ack_flags, Some(FLAG_PID | FLAG_IN_NETWORK));
+        assert_eq!(out[15].outputs.ack_flags, Some(FLAG_PID));
+    }
+
     #[test]
     fn libm_tanh_matches_python() {
         // python3: math.tanh(0.12799999999999997) = 0.12730550045073621 (0x3fc04b8bf084b6b1);

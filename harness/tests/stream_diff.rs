@@ -1,0 +1,513 @@
+//! The streaming comparison (`diff::StreamDiff`, issue 18 item 4) gives the report of the
+//! whole-stream one (`diff::diff`) — the same `Debug` dump, text and JSON — whatever order the
+//! two streams interleave their flows in, holding per flow only the decisions of the side that
+//! is ahead; and past `HOLD_LIMIT` it counts the oldest as unmatched and says so.
+
+use ccreplay::diff::{
+    self, DiffOptions, DiffReport, HOLD_LIMIT, Side, StateCompare, StreamDiff, Which,
+};
+use ccreplay_reference_cc::{Cause, Decision, Outputs, State, StateValue};
+
+const NAMES: &[&str] = &["W", "U"];
+
+/// A sender decision: window `w` (and W = w, U = w / 1e4 as state), rate 8 w.
+fn dec(flow: u32, t_ns: u64, cause: Cause, w: u64) -> Decision {
+    Decision {
+        t_ns,
+        flow,
+        cause,
+        outputs: Outputs {
+            window_bytes: Some(w),
+            rate_bps: Some(8 * w),
+            ..Outputs::default()
+        },
+        state: State::new(
+            NAMES,
+            &[StateValue::U64(w), StateValue::F64(w as f64 / 1e4)],
+        ),
+    }
+}
+
+fn ack(index: u64) -> Cause {
+    Cause::Event {
+        kind: "rx_ack",
+        index,
+    }
+}
+
+const ALPHA: Cause = Cause::Timer { name: "alpha" };
+
+const FLOWS: u32 = 64;
+const ACKS: u64 = 1000;
+/// Per flow: 1,000 ACK decisions and a timer firing after every 50th: 1,020.
+const PER_FLOW: u64 = ACKS + ACKS / 50;
+
+/// Flow `f`'s decisions: ACK `i` (event index 2i + 1, at 1,000,000 + 10 f + 1,000 i ns,
+/// window 10,000 + i); after every 50th, timer `alpha` 500 ns later. With `perturbed`, the
+/// DUT's version: window + 1 where i mod 100 = 7, no decision for i = 500 on flows 0, 8, ...,
+/// 56, and on odd flows an extra `rx_cnp` decision (event 2i + 2) after i = 900.
+fn flow(f: u32, perturbed: bool) -> Vec<Decision> {
+    let mut v = Vec::new();
+    for i in 0..ACKS {
+        let t = 1_000_000 + 10 * u64::from(f) + 1_000 * i;
+        let w = 10_000 + i + u64::from(perturbed && i % 100 == 7);
+        if !(perturbed && i == 500 && f.is_multiple_of(8)) {
+            v.push(dec(f, t, ack(2 * i + 1), w));
+        }
+        if perturbed && i == 900 && f % 2 == 1 {
+            let cnp = Cause::Event {
+                kind: "rx_cnp",
+                index: 2 * i + 2,
+            };
+            v.push(dec(f, t + 1, cnp, w));
+        }
+        if i % 50 == 49 {
+            v.push(dec(f, t + 500, ALPHA, w));
+        }
+    }
+    v
+}
+
+/// Every flow's decisions in turn, one at a time (the reference's order).
+fn round_robin(flows: &[Vec<Decision>]) -> Vec<Decision> {
+    let mut out = Vec::new();
+    let longest = flows.iter().map(Vec::len).max().unwrap_or(0);
+    for i in 0..longest {
+        for f in flows {
+            if let Some(d) = f.get(i) {
+                out.push(*d);
+            }
+        }
+    }
+    out
+}
+
+/// Flow 63's decisions, then flow 62's, ..., flow 0's last: far ahead of the reference on the
+/// flows it starts with, far behind on the others.
+fn reverse_flow_major(flows: &[Vec<Decision>]) -> Vec<Decision> {
+    flows.iter().rev().flatten().copied().collect()
+}
+
+fn whole(r: &[Decision], d: &[Decision], opts: &DiffOptions) -> DiffReport {
+    let (mut a, mut b) = (Side::default(), Side::default());
+    r.iter().for_each(|x| a.push(x));
+    d.iter().for_each(|x| b.push(x));
+    diff::diff(&a, &b, opts)
+}
+
+/// The same report, however printed.
+fn assert_same(streamed: &DiffReport, whole: &DiffReport) {
+    assert_eq!(format!("{streamed:?}"), format!("{whole:?}"));
+    assert_eq!(
+        diff::render_text(streamed, "reference", "dut"),
+        diff::render_text(whole, "reference", "dut")
+    );
+    assert_eq!(diff::render_json(streamed), diff::render_json(whole));
+}
+
+fn all_state() -> DiffOptions {
+    DiffOptions {
+        state: StateCompare::All,
+        ..DiffOptions::default()
+    }
+}
+
+#[test]
+fn one_side_far_ahead_on_some_flows_holds_the_skew_and_reports_the_same() {
+    let r = round_robin(&(0..FLOWS).map(|f| flow(f, false)).collect::<Vec<_>>());
+    let d = reverse_flow_major(&(0..FLOWS).map(|f| flow(f, false)).collect::<Vec<_>>());
+    let n = (u64::from(FLOWS) * PER_FLOW) as usize;
+    assert_eq!((r.len(), d.len()), (n, n)); // 64 × 1,020 = 65,280
+    let opts = all_state();
+    let mut sd = StreamDiff::new(&opts);
+    // Held, counted apart: both sides make the same decisions per flow, so what waits is, per
+    // flow, the decisions one side has made beyond the other's count.
+    let (mut count, mut most) = ([[0i64; 2]; FLOWS as usize], 0);
+    let mut step = |count: &mut [[i64; 2]; FLOWS as usize], side: usize, x: &Decision| {
+        count[x.flow as usize][side] += 1;
+        let held: i64 = count.iter().map(|c| (c[0] - c[1]).abs()).sum();
+        most = most.max(held);
+    };
+    // The two streams in step, a decision of each in turn.
+    for k in 0..n {
+        sd.push(Which::Reference, &r[k]);
+        step(&mut count, 0, &r[k]);
+        sd.push(Which::Dut, &d[k]);
+        step(&mut count, 1, &d[k]);
+        if k + 1 == n / 2 {
+            // 32,640 each: the reference has made 32,640 / 64 = 510 decisions of every flow;
+            // the DUT all 1,020 of flows 63 down to 32. So the DUT holds 1,020 - 510 of each
+            // of those 32 flows, the reference its 510 of each of flows 0..31: 16,320 each.
+            assert_eq!(sd.held(Which::Reference), 16_320);
+            assert_eq!(sd.held(Which::Dut), 16_320);
+        }
+    }
+    // The DUT completes a flow every 1,020 steps (m flows after 1,020 m) while the reference
+    // has made 1,020 m / 64 of each: held ≈ m (1,020 - 15.94 m) + (64 - m) 15.94 m = 2,040 m
+    // - 31.875 m², largest at m = 32: 32,640, the midpoint above (a few more between steps).
+    assert_eq!(sd.max_held(), most as usize);
+    assert!(
+        (32_640..32_640 + 64).contains(&sd.max_held()),
+        "{}",
+        sd.max_held()
+    );
+    let streamed = sd.finish();
+    assert!(streamed.ok());
+    assert_eq!(streamed.reference_count(), 65_280);
+    assert_same(&streamed, &whole(&r, &d, &opts));
+}
+
+#[test]
+fn perturbed_far_ahead_streams_report_as_the_whole_diff() {
+    let r = round_robin(&(0..FLOWS).map(|f| flow(f, false)).collect::<Vec<_>>());
+    let d = reverse_flow_major(&(0..FLOWS).map(|f| flow(f, true)).collect::<Vec<_>>());
+    let opts = all_state();
+    let expected = whole(&r, &d, &opts);
+    // By construction: 10 windows + 1 per flow (i = 7, 107, ..., 907) = 640 mismatches; i = 500
+    // missing on the 8 flows 0, 8, ..., 56; one extra rx_cnp on each of the 32 odd flows.
+    assert_eq!(expected.mismatches(), 640);
+    assert_eq!(expected.missing_extra(), (8, 32));
+    assert_eq!(expected.reference_count(), 65_280);
+    let f0 = &expected.flows[0];
+    let div = f0.first.as_ref().unwrap();
+    // The first is ACK i = 7 (event 15): window 10,007 against 10,008, so W too, and the rate
+    // 80,056 against 80,064; U 1.0007 against 1.0008.
+    assert_eq!(div.reference.unwrap().cause, ack(15));
+    let fields: Vec<&str> = div.fields.iter().map(|x| x.field.as_str()).collect();
+    assert_eq!(fields, ["rate_bps", "window_bytes", "state.W", "state.U"]);
+    assert_eq!(
+        (div.fields[1].reference.as_str(), div.fields[1].dut.as_str()),
+        ("10007", "10008")
+    );
+    // Largest window error 1 byte, relative 1 / 10,007 (the smallest window that differs).
+    assert_eq!(
+        f0.largest[1],
+        ("window_bytes".to_string(), 1.0, 1.0 / 10_007.0)
+    );
+
+    // In step, a decision of each in turn.
+    let mut sd = StreamDiff::new(&opts);
+    for k in 0..r.len().max(d.len()) {
+        if let Some(x) = r.get(k) {
+            sd.push(Which::Reference, x);
+        }
+        if let Some(x) = d.get(k) {
+            sd.push(Which::Dut, x);
+        }
+    }
+    assert!(sd.in_order());
+    assert_same(&sd.finish(), &expected);
+
+    // The whole reference first: every one of its 65,280 decisions waits (none can be ruled
+    // out before the DUT decides on its flow), the most a stream can be ahead.
+    let mut sd = StreamDiff::new(&opts);
+    r.iter().for_each(|x| sd.push(Which::Reference, x));
+    assert_eq!(sd.held(Which::Reference), 65_280);
+    d.iter().for_each(|x| sd.push(Which::Dut, x));
+    assert_eq!(sd.max_held(), 65_280);
+    assert_eq!(sd.dropped(), 0);
+    assert_same(&sd.finish(), &expected);
+
+    // The DUT's stream first, then the reference's.
+    let mut sd = StreamDiff::new(&opts);
+    d.iter().for_each(|x| sd.push(Which::Dut, x));
+    r.iter().for_each(|x| sd.push(Which::Reference, x));
+    assert_same(&sd.finish(), &expected);
+}
+
+/// A small deterministic generator (64-bit LCG, Knuth's constants).
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        self.0 >> 33
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+const KINDS: [&str; 3] = ["rx_ack", "rx_cnp", "rx_nak"];
+const TIMERS: [&str; 2] = ["alpha", "rate_increase"];
+
+/// A random flow: events in index order (gaps, some with two or three decisions of one or two
+/// kinds), timers between them.
+fn random_flow(g: &mut Lcg, f: u32) -> Vec<Decision> {
+    let mut v = Vec::new();
+    let mut index = 0;
+    let mut t = 1_000 * u64::from(f);
+    for _ in 0..g.below(60) {
+        index += g.below(3);
+        t += g.below(5);
+        if g.below(5) == 0 {
+            let name = TIMERS[g.below(2) as usize];
+            v.push(dec(f, t, Cause::Timer { name }, 100 + g.below(4)));
+            continue;
+        }
+        for _ in 0..1 + g.below(3) / 2 {
+            let kind = KINDS[g.below(2) as usize];
+            v.push(dec(f, t, Cause::Event { kind, index }, 100 + g.below(4)));
+        }
+    }
+    v
+}
+
+/// The DUT's version: values changed, decisions dropped, extra ones (new events, more timer
+/// firings), timer firings moved later — the event order kept.
+fn perturb(g: &mut Lcg, ds: &[Decision]) -> Vec<Decision> {
+    let mut v: Vec<Decision> = Vec::new();
+    for d in ds {
+        match g.below(10) {
+            0 => continue,
+            1 => {
+                let mut x = *d;
+                x.outputs.window_bytes = Some(100 + g.below(4));
+                x.t_ns += g.below(2);
+                v.push(x);
+            }
+            2 => {
+                v.push(*d);
+                let mut x = *d;
+                x.cause = match d.cause {
+                    Cause::Event { index, .. } => Cause::Event {
+                        kind: KINDS[2],
+                        index,
+                    },
+                    timer => timer,
+                };
+                v.push(x);
+            }
+            _ => v.push(*d),
+        }
+    }
+    // Some timer firings made a few decisions later.
+    for i in (0..v.len()).rev() {
+        if matches!(v[i].cause, Cause::Timer { .. }) && g.below(3) == 0 {
+            let to = (i + 1 + g.below(4) as usize).min(v.len() - 1);
+            let x = v.remove(i);
+            v.insert(to, x);
+        }
+    }
+    v
+}
+
+/// The flows' decisions merged in a random order (each flow's kept).
+fn random_merge(g: &mut Lcg, flows: &[Vec<Decision>]) -> Vec<Decision> {
+    let mut at = vec![0; flows.len()];
+    let mut out = Vec::new();
+    let total: usize = flows.iter().map(Vec::len).sum();
+    while out.len() < total {
+        let f = g.below(flows.len() as u64) as usize;
+        // Runs of one flow, up to 30 long, so flows get far ahead of each other.
+        for _ in 0..1 + g.below(30) {
+            if let Some(d) = flows[f].get(at[f]) {
+                out.push(*d);
+                at[f] += 1;
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn random_streams_and_interleavings_report_as_the_whole_diff() {
+    let mut g = Lcg(0x5EED_0018_0004);
+    let options = [
+        DiffOptions::default(),
+        all_state(),
+        DiffOptions {
+            tolerances: vec!["window_bytes=abs:2".parse().unwrap()],
+            state: StateCompare::Fields(vec!["U".into(), "W".into()]),
+        },
+    ];
+    for case in 0..400 {
+        let flows = 1 + g.below(6) as u32;
+        let refs: Vec<Vec<Decision>> = (0..flows).map(|f| random_flow(&mut g, f)).collect();
+        let duts: Vec<Vec<Decision>> = refs.iter().map(|r| perturb(&mut g, r)).collect();
+        let r = random_merge(&mut g, &refs);
+        let d = random_merge(&mut g, &duts);
+        let opts = &options[case % options.len()];
+        let expected = whole(&r, &d, opts);
+        let mut sd = StreamDiff::new(opts);
+        let (mut i, mut j) = (0, 0);
+        while i < r.len() || j < d.len() {
+            // Either side next, in runs.
+            let side = g.below(2) == 0;
+            for _ in 0..1 + g.below(20) {
+                if side && i < r.len() {
+                    sd.push(Which::Reference, &r[i]);
+                    i += 1;
+                } else if !side && j < d.len() {
+                    sd.push(Which::Dut, &d[j]);
+                    j += 1;
+                }
+            }
+        }
+        assert!(sd.in_order(), "case {case}");
+        assert_eq!(sd.dropped(), 0);
+        let streamed = sd.finish();
+        assert_eq!(
+            format!("{streamed:?}"),
+            format!("{expected:?}"),
+            "case {case}"
+        );
+    }
+}
+
+#[test]
+fn an_event_index_going_back_is_noticed() {
+    let opts = DiffOptions::default();
+    let mut sd = StreamDiff::new(&opts);
+    sd.push(Which::Reference, &dec(0, 1, ack(5), 100));
+    sd.push(Which::Reference, &dec(0, 2, ack(6), 100));
+    assert!(sd.in_order());
+    // Flow 1 may start anywhere; flow 0 going back to 5 breaks the order.
+    sd.push(Which::Dut, &dec(1, 3, ack(9), 100));
+    sd.push(Which::Dut, &dec(1, 4, ack(2), 100));
+    assert!(!sd.in_order());
+}
+
+#[test]
+fn a_timer_the_dut_never_fires_is_dropped_at_the_hold_limit_without_changing_the_report() {
+    // The reference fires `alpha` 200,000 times, the DUT names its timer `beta`: no firing
+    // ever pairs, so each waits. Pushed in turn, the held count passes HOLD_LIMIT
+    // (131,072) at the 131,073rd push, and the oldest are dropped down to 3/4 of it (98,304):
+    // 32,769 at a time, again every 32,769 pushes — at pushes 131,073 + 32,769 j ≤ 400,000,
+    // j = 0..8: 9 × 32,769 = 294,921 dropped. None had a counterpart: the report is exact.
+    assert_eq!(HOLD_LIMIT, 131_072);
+    let opts = DiffOptions::default();
+    let beta = Cause::Timer { name: "beta" };
+    let r: Vec<Decision> = (0..200_000).map(|i| dec(0, i, ALPHA, 100)).collect();
+    let d: Vec<Decision> = (0..200_000).map(|i| dec(0, i, beta, 100)).collect();
+    let mut sd = StreamDiff::new(&opts);
+    for (a, b) in r.iter().zip(&d) {
+        sd.push(Which::Reference, a);
+        sd.push(Which::Dut, b);
+    }
+    assert_eq!(sd.dropped(), 294_921);
+    assert_eq!(sd.uncertain(), 0);
+    assert_eq!(sd.alignment_note(), None);
+    assert!(sd.max_held() <= HOLD_LIMIT + 1);
+    let streamed = sd.finish();
+    assert_eq!(streamed.missing_extra(), (200_000, 200_000));
+    assert_same(&streamed, &whole(&r, &d, &opts));
+}
+
+#[test]
+fn streams_further_apart_than_the_hold_limit_are_flagged() {
+    // The reference's 150,000 firings all come first: at the 131,073rd the oldest 32,769
+    // (firings 0..32,768) are dropped, leaving 98,304 + the last 18,927 = 117,231. The DUT's
+    // firings 0..32,768 then find theirs gone: counted extra, and flagged as uncertain; its
+    // later ones pair. The whole diff pairs all 150,000 (no difference at all).
+    let opts = DiffOptions::default();
+    let r: Vec<Decision> = (0..150_000).map(|i| dec(0, i, ALPHA, 100)).collect();
+    let mut sd = StreamDiff::new(&opts);
+    r.iter().for_each(|x| sd.push(Which::Reference, x));
+    assert_eq!(sd.held(Which::Reference), 117_231);
+    r.iter().for_each(|x| sd.push(Which::Dut, x));
+    assert_eq!((sd.dropped(), sd.uncertain()), (32_769, 32_769));
+    let note = sd.alignment_note().unwrap();
+    assert!(
+        note.contains("more than 131072 apart: 32769 waited longer"),
+        "{note}"
+    );
+    let streamed = sd.finish();
+    assert_eq!(streamed.missing_extra(), (32_769, 32_769));
+    assert_eq!(streamed.mismatches(), 0);
+    assert!(whole(&r, &r, &opts).ok());
+}
+
+/// `check`'s streaming of a golden file beside the replay ([`golden::GoldenFeed`]): the two
+/// come in the same (time, flow) order, so what is held is at most one group of decisions of
+/// one flow at one time — counted here from the golden file itself.
+#[test]
+fn golden_files_stream_beside_the_replay_holding_one_time_step() {
+    use ccreplay::golden::{self, GoldenFeed};
+    use ccreplay::replay::{self, Trace};
+    let root = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."));
+    let mut compared = 0;
+    for m in golden::find_traces(&root.join("traces")).unwrap() {
+        let trace = Trace::load(&m).unwrap();
+        for spec in &trace.manifest.models {
+            let path = golden::golden_path(&root.join("golden"), &trace, &spec.name);
+            let Ok(g) = golden::read_golden(&path) else {
+                continue;
+            };
+            // The largest group of golden decisions sharing (time, flow).
+            let mut all: Vec<(u64, u32)> = (0..g.len())
+                .flat_map(|f| g.flow(f).iter().map(|d| (d.t_ns, d.flow)))
+                .collect();
+            all.sort_unstable();
+            let group = all
+                .chunk_by(|a, b| a == b)
+                .map(<[_]>::len)
+                .max()
+                .unwrap_or(0);
+            let opts = golden::golden_options();
+            let mut sd = StreamDiff::new(&opts);
+            let mut feed = GoldenFeed::open(&path, Which::Reference);
+            replay::replay_reference(&trace, spec, 1, |d| {
+                sd.push(Which::Dut, d);
+                feed.feed_to(&mut sd, d);
+                Ok(())
+            })
+            .unwrap();
+            feed.drain(&mut sd);
+            assert!(feed.error().is_none());
+            let most = sd.max_held();
+            let report = sd.finish();
+            // Only where the replay still makes the golden decisions (a model being changed
+            // makes other ones, in another order).
+            if report.ok() {
+                assert!(
+                    most <= group.max(1),
+                    "{}: {most} held, groups of {group}",
+                    path.display()
+                );
+                compared += 1;
+            }
+        }
+    }
+    assert!(compared > 0);
+}
+
+/// `diff --dut`'s streaming: one extraction feeds the reference and the DUT each event in turn
+/// (`replay::replay_pair`), so what is held is at most the reference's decisions on one event
+/// (and the timers it fires first) — the longest run of one side's decisions, counted here
+/// from the order they arrive in. The DUT is the reference model itself: conformant.
+#[test]
+fn a_dut_fed_in_step_holds_one_event_s_decisions() {
+    use ccreplay::dut::ModelDut;
+    use ccreplay::golden;
+    use ccreplay::replay::{self, Trace};
+    let root = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."));
+    for m in golden::find_traces(&root.join("traces")).unwrap() {
+        let trace = Trace::load(&m).unwrap();
+        let spec = &trace.manifest.models[0];
+        let mut reference = ModelDut::new(replay::build_model(&trace, spec).unwrap());
+        let mut dut = ModelDut::new(replay::build_model(&trace, spec).unwrap());
+        let opts = all_state();
+        let mut sd = StreamDiff::new(&opts);
+        let (mut run, mut longest, mut last) = (0, 0, None);
+        replay::replay_pair(&trace, &mut reference, &mut dut, |is_ref, d| {
+            run = if last == Some(is_ref) { run + 1 } else { 1 };
+            longest = longest.max(run);
+            last = Some(is_ref);
+            sd.push(if is_ref { Which::Reference } else { Which::Dut }, d);
+        })
+        .unwrap();
+        let most = sd.max_held();
+        let report = sd.finish();
+        assert!(report.ok(), "{}", m.display());
+        assert!(report.reference_count() > 0);
+        assert!(
+            most <= longest,
+            "{}: {most} held, runs of {longest}",
+            m.display()
+        );
+    }
+}
