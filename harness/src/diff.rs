@@ -5,6 +5,11 @@
 //! event (or the n-th firing of a given timer). Outputs are compared exactly unless a tolerance
 //! is given for the field (absolute or relative to the reference); state is compared only on
 //! request, f64 values bit for bit unless a tolerance names them.
+//!
+//! [`diff`] aligns two sides held whole; [`StreamDiff`] gives the same report from the two
+//! streams as they come, holding per flow what the report prints and the decisions waiting
+//! for their counterpart (`diff` and `check` use it; the HTML report, which charts every
+//! decision, holds both sides).
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt::Write as _;
@@ -643,7 +648,7 @@ struct Held {
     /// Its position in its side's decisions of the flow.
     pos: u64,
     /// The n-th decision of its side and flow with the same cause.
-    ordinal: u32,
+    ordinal: u64,
     d: Decision,
 }
 
@@ -657,7 +662,7 @@ fn event_index(d: &Decision) -> u64 {
 /// One timer's firings on one side of a flow.
 struct TimerQ {
     name: &'static str,
-    fired: u32,
+    fired: u64,
     /// Firings the other side has not matched yet (slab slots), in firing order.
     held: VecDeque<u32>,
 }
@@ -669,7 +674,7 @@ struct SideFlow {
     /// Largest event index so far: a side's event decisions come in index order.
     cur: Option<u64>,
     /// Decisions per kind at `cur` (ordinals).
-    at_cur: Vec<(&'static str, u32)>,
+    at_cur: Vec<(&'static str, u64)>,
     timers: Vec<TimerQ>,
     /// Held event decisions (slab slots), in arrival order, which is index order.
     events: VecDeque<u32>,
@@ -690,8 +695,8 @@ struct FlowAcc {
     first: Option<((bool, u64), Box<Divergence>)>,
 }
 
-/// The comparison of two decision streams, one decision at a time: the report of [`diff`]
-/// (byte for byte), holding per flow only the decisions that wait for their counterpart and
+/// The comparison of two decision streams, one decision at a time: the report of [`diff`],
+/// field for field, holding per flow only the decisions that wait for their counterpart and
 /// what the report prints (counts, largest errors, the first divergence).
 ///
 /// Decisions are aligned as [`diff`] aligns them, by (flow, cause, ordinal). A decision waits
@@ -701,8 +706,9 @@ struct FlowAcc {
 /// decided on a later event of the flow, an earlier one of this side has no counterpart.
 /// Timer firings pair n-th with n-th per name. So what is held is, per flow, the decisions of
 /// the side that is ahead on that flow — the decisions of one event when the two are fed in
-/// step (`diff --dut`), the skew between the two files' orders for `--golden` — and timer
-/// firings one side made and the other not yet, at most [`HOLD_LIMIT`] in all.
+/// step (`diff --dut`), the skew between the golden file's order and the replay's for
+/// `--golden` and `check` — and timer firings one side made and the other not yet, at most
+/// [`HOLD_LIMIT`] in all ([`StreamDiff::alignment_note`] says when that was too few).
 ///
 /// A stream that breaks the index order (a hand-made events or golden file) is noticed
 /// ([`StreamDiff::in_order`]): its ordinals may then differ from [`diff`]'s, and the callers
@@ -961,7 +967,7 @@ impl<'o> StreamDiff<'o> {
         self.flows[f].sides[s].timers[ti].held.push_back(slot);
     }
 
-    fn hold(&mut self, s: usize, pos: u64, ordinal: u32, d: &Decision) -> u32 {
+    fn hold(&mut self, s: usize, pos: u64, ordinal: u64, d: &Decision) -> u32 {
         let h = Held {
             seq: self.seq,
             pos,
