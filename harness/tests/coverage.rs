@@ -10,7 +10,7 @@
 mod common;
 mod int_coverage;
 
-use common::repo;
+use common::{count, repo};
 
 use std::collections::BTreeMap;
 use std::process::Command;
@@ -21,32 +21,7 @@ fn coverage(args: &[&str]) -> BTreeMap<String, u64> {
 
 /// `check ARGS --coverage` of `model`: rule -> count.
 fn model_coverage(model: &str, args: &[&str]) -> BTreeMap<String, u64> {
-    let out = Command::new(env!("CARGO_BIN_EXE_ccreplay"))
-        .arg("check")
-        .args(args)
-        .args(["--coverage", "--format", "json", "-q"])
-        .current_dir(repo())
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    v["coverage"][model]["rules"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| {
-            (
-                r["rule"].as_str().unwrap().to_string(),
-                r["count"].as_u64().unwrap(),
-            )
-        })
-        .collect()
-}
-
-fn count(c: &BTreeMap<String, u64>, prefix: &str) -> u64 {
-    let hits: Vec<_> = c.iter().filter(|(k, _)| k.starts_with(prefix)).collect();
-    assert_eq!(hits.len(), 1, "{prefix}: {c:?}");
-    *hits[0].1
+    common::coverage(model, args).into_iter().collect()
 }
 
 #[test]

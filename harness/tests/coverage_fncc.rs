@@ -12,39 +12,13 @@
 mod common;
 mod int_coverage;
 
-use common::repo;
+use common::count;
 
 use std::collections::BTreeMap;
-use std::process::Command;
 
 /// `check ARGS --coverage --format json` of `fncc`: rule -> count.
 fn coverage(args: &[&str]) -> BTreeMap<String, u64> {
-    let out = Command::new(env!("CARGO_BIN_EXE_ccreplay"))
-        .arg("check")
-        .args(args)
-        .args(["--coverage", "--format", "json", "-q"])
-        .current_dir(repo())
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    v["coverage"]["fncc"]["rules"]
-        .as_array()
-        .expect("fncc reports coverage")
-        .iter()
-        .map(|r| {
-            (
-                r["rule"].as_str().unwrap().to_string(),
-                r["count"].as_u64().unwrap(),
-            )
-        })
-        .collect()
-}
-
-fn count(c: &BTreeMap<String, u64>, prefix: &str) -> u64 {
-    let hits: Vec<_> = c.iter().filter(|(k, _)| k.starts_with(prefix)).collect();
-    assert_eq!(hits.len(), 1, "{prefix}: {c:?}");
-    *hits[0].1
+    common::coverage("fncc", args).into_iter().collect()
 }
 
 /// The rules fncc_dumbbell exercises: Algorithm 1 on ACK-carried INT, the speedup (inside an

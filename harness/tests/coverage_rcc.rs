@@ -51,26 +51,7 @@ fn read_jsonl(path: &Path) -> Vec<serde_json::Value> {
 
 /// `check ARGS --coverage --format json` of `model`: (rule, count) in the model's order.
 fn coverage(model: &str, args: &[&str]) -> Vec<(String, u64)> {
-    let out = Command::new(env!("CARGO_BIN_EXE_ccreplay"))
-        .arg("check")
-        .args(args)
-        .args(["--coverage", "--format", "json", "-q"])
-        .current_dir(repo())
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    v["coverage"][model]["rules"]
-        .as_array()
-        .unwrap_or_else(|| panic!("{model} reports coverage"))
-        .iter()
-        .map(|r| {
-            (
-                r["rule"].as_str().unwrap().to_string(),
-                r["count"].as_u64().unwrap(),
-            )
-        })
-        .collect()
+    common::coverage(model, args)
 }
 
 /// The events the harness extracts from `trace` (`replay --emit-events`).

@@ -1,4 +1,5 @@
-//! What the CLI test files share: the repository root, and running the binary under test.
+//! What the CLI test files share: the repository root, running the binary under test, and
+//! reading a model's rule coverage.
 // Each test file uses some of these.
 #![allow(dead_code)]
 
@@ -22,4 +23,33 @@ pub fn run(cwd: &Path, args: &[&str]) -> (i32, String, String) {
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
+}
+
+/// `ccreplay check ARGS --coverage --format json` run from the repository root (it must
+/// conform): `model`'s rules and how often the traces exercised each, in the model's order.
+pub fn coverage(model: &str, args: &[&str]) -> Vec<(String, u64)> {
+    let mut all = vec!["check"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--coverage", "--format", "json", "-q"]);
+    let (code, out, err) = run(&repo(), &all);
+    assert_eq!(code, 0, "check {args:?}: {err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    v["coverage"][model]["rules"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{model} reports no coverage"))
+        .iter()
+        .map(|r| {
+            (
+                r["rule"].as_str().unwrap().to_string(),
+                r["count"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// The count of the one rule whose name starts with `prefix`.
+pub fn count(c: &std::collections::BTreeMap<String, u64>, prefix: &str) -> u64 {
+    let hits: Vec<_> = c.iter().filter(|(k, _)| k.starts_with(prefix)).collect();
+    assert_eq!(hits.len(), 1, "{prefix}: {c:?}");
+    *hits[0].1
 }

@@ -11,41 +11,19 @@
 #![allow(dead_code)]
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use serde_json::Value;
 
-/// The repository root.
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
+use crate::common::repo;
 
 /// Rule -> count.
 pub type Counts = BTreeMap<String, u64>;
 
 /// `check ARGS --coverage --format json` of `model`: rule -> count.
 pub fn reported(model: &str, args: &[&str]) -> Counts {
-    let out = Command::new(env!("CARGO_BIN_EXE_ccreplay"))
-        .arg("check")
-        .args(args)
-        .args(["--coverage", "--format", "json", "-q"])
-        .current_dir(repo())
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "check {args:?}");
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    v["coverage"][model]["rules"]
-        .as_array()
-        .unwrap_or_else(|| panic!("{model} reports no coverage"))
-        .iter()
-        .map(|r| {
-            (
-                r["rule"].as_str().unwrap().to_string(),
-                r["count"].as_u64().unwrap(),
-            )
-        })
-        .collect()
+    crate::common::coverage(model, args).into_iter().collect()
 }
 
 fn read_jsonl(path: &Path) -> Vec<Value> {
