@@ -55,8 +55,8 @@ const NEVER: [&str; 13] = [
     "S2 most loaded hop is not the last hop (record 0)",
     "S2 tie between record 0 and another hop goes to record 0 (choice 3)",
     // The receiver always counts the ACKed flow itself: N >= 1 on every ACK.
-    "S3 N = 0: no speedup",
-    "S3 N absent: treated as 0 (choice 4)",
+    "S3 N = 0 at a loaded last hop: no speedup",
+    "S3 N absent at a loaded last hop: treated as 0, no speedup (choice 4)",
     // U_max is a computed double; it never equals alpha = 1.05 exactly.
     "S3 last hop, U_max = alpha exactly: no speedup (choice 6)",
     // B_0·T·β/N = 3.125 × 5,304 × 0.9 / N = 14,917.5 / N stays inside [1,000, 16,575].
@@ -128,7 +128,10 @@ fn the_bundled_suite_exercises_every_fncc_rule_three_times_but_the_absent_fields
         thin,
         [
             ("ACK without INT: no feedback", 0),
-            ("S3 N absent: treated as 0 (choice 4)", 0),
+            (
+                "S3 N absent at a loaded last hop: treated as 0, no speedup (choice 4)",
+                0
+            ),
         ]
     );
 }

@@ -194,8 +194,8 @@ pub const COVERAGE: [&str; 24] = [
     "HPCC-2 INT txBytes delta across the 20-bit wrap",
     "HPCC-3 a hop with a zero TS delta",
     "line 8 tau clamped to T",
-    "S3 N absent: treated as 0 (choice 4)",
-    "S3 N = 0: no speedup",
+    "S3 N absent at a loaded last hop: treated as 0, no speedup (choice 4)",
+    "S3 N = 0 at a loaded last hop: no speedup",
     "S3 last hop, U_max = alpha exactly: no speedup (choice 6)",
     "S3 last-hop speedup fires: Wc = B0 T beta / N",
     "S3 speedup window clamped to [w_min, W_init] (choice 5)",
@@ -270,8 +270,10 @@ fn covered_by(
         }
     }
     c[12] = m.tau_clamped;
-    c[13] = ack.n.is_none();
-    c[14] = ack.n == Some(0);
+    // N decides only where the rest of line 11 holds (last hop, U_max > α): count it there.
+    let n_decides = m.hop == 0 && m.u_max > alpha;
+    c[13] = n_decides && ack.n.is_none();
+    c[14] = n_decides && ack.n == Some(0);
     c[15] = m.hop == 0 && m.u_max == alpha;
     c[16] = applied;
     c[17] = applied && clamped;
@@ -736,9 +738,9 @@ mod tests {
                 0,
                 a(2, Some(1), &[hop(2, 4072, 250, 0), hop(0, 4072, 60, 0)]),
             ),
-            // A5: u' 1.0 / 1.0: tie -> record 0, U_max = α; N absent; MD.
+            // A5: u' 1.0 / 1.0: tie -> record 0, U_max = α; N absent (decides nothing); MD.
             (0, a(2, None, &[hop(0, 5096, 275, 0), hop(0, 5096, 85, 0)])),
-            // A6: no TS advanced: U_max = 0; N = 0; MD (U unchanged).
+            // A6: no TS advanced: U_max = 0; N = 0 (decides nothing); MD (U unchanged).
             (
                 0,
                 a(2, Some(0), &[hop(0, 5096, 275, 0), hop(0, 5096, 85, 0)]),
@@ -772,6 +774,18 @@ mod tests {
             (1, tx(2)),
             // B4: the same; incStage 1 = maxStage: MI, W clamped to W_init; update.
             (1, a(2, Some(3), &[hop(0, 32_808, 46, 0)])),
+            // A10: flow 0 on path 9 (A8's record): ΔTS 1,024, Δtx 50: u' 2.0 > α at the
+            // last hop, N absent: no speedup. U >= 0.95 after A7 (MD), so U = 0.872 U +
+            // 0.128 × 2 >= 1.08: MD; seq 3, lastUpdateSeq 3 (A3): no update.
+            (
+                0,
+                EventKind::RxAck(ack_info(2, None, 9, &[hop(0, 8_024, 50, 0)])),
+            ),
+            // A11: the same with N = 0: no speedup; MD, no update.
+            (
+                0,
+                EventKind::RxAck(ack_info(2, Some(0), 9, &[hop(0, 9_048, 100, 0)])),
+            ),
         ];
         let mut out = Vec::new();
         let mut index = [0u64; 2];
@@ -786,37 +800,37 @@ mod tests {
             m.on_event(&ev, &mut out);
         }
         let expected: [u64; COVERAGE.len()] = [
-            1, // no INT: A9
-            2, // first INT: A1, B1
-            1, // path change: A8
-            1, // NAK: A7
-            9, // Algorithm 1 ran: A2-A7, B2-B4
-            6, // two records: A2-A7
-            1, // hop 1: A2
-            1, // tie: A5
-            2, // U_max = 0: A6, A7
-            1, // ts wrap: B2
-            1, // txBytes wrap: B2
-            1, // zero ΔTS: A6
-            2, // τ clamped: B3, B4
-            1, // N absent: A5
-            1, // N = 0: A6
-            2, // U_max = α: A3, A5
-            2, // speedup: A4, B2
-            1, // speedup clamped: A4
-            2, // speedup within the RTT: A4, B2
-            3, // Wc updated: A3, B3, B4
-            7, // MD: A2-A7, B2
-            1, // MI: B4
-            1, // AI: B3
-            1, // window clamped: B4
+            1,  // no INT: A9
+            2,  // first INT: A1, B1
+            1,  // path change: A8
+            1,  // NAK: A7
+            11, // Algorithm 1 ran: A2-A7, B2-B4, A10, A11
+            6,  // two records: A2-A7
+            1,  // hop 1: A2
+            1,  // tie: A5
+            2,  // U_max = 0: A6, A7
+            1,  // ts wrap: B2
+            1,  // txBytes wrap: B2
+            1,  // zero ΔTS: A6
+            2,  // τ clamped: B3, B4
+            1,  // N absent at a loaded last hop: A10 (not A5: U_max = α)
+            1,  // N = 0 at a loaded last hop: A11 (not A6: U_max = 0)
+            2,  // U_max = α: A3, A5
+            2,  // speedup: A4, B2
+            1,  // speedup clamped: A4
+            2,  // speedup within the RTT: A4, B2
+            3,  // Wc updated: A3, B3, B4
+            9,  // MD: A2-A7, B2, A10, A11
+            1,  // MI: B4
+            1,  // AI: B3
+            1,  // window clamped: B4
         ];
         let got: Vec<(&str, u64)> = m.coverage();
         let want: Vec<(&str, u64)> = COVERAGE.iter().copied().zip(expected).collect();
         assert_eq!(got, want);
         // Spot checks of the hand arithmetic behind the counts.
         let w = |i: usize| out[i].outputs.window_bytes.unwrap();
-        assert_eq!(out.len(), 13);
+        assert_eq!(out.len(), 15);
         assert_eq!(m.flow(0).unwrap().wc_bytes, 25_000); // A4's clamped speedup, kept
         assert_eq!(w(10), 6328); // B2: floor(7500 / (1.128/0.95) + 12.5)
         assert_eq!(w(11), 7512); // B3: 7500 + 12.5

@@ -298,8 +298,16 @@ pub fn sender_counts(stem: &str, fncc: bool) -> Counts {
                 tie,
             );
             let n = e.get("n").and_then(Value::as_u64);
-            add("S3 N absent: treated as 0 (choice 4)", n.is_none());
-            add("S3 N = 0: no speedup", n == Some(0));
+            // Line 11: N decides only at the last hop with U_max > alpha.
+            let n_decides = hop == 0 && u_max > alpha;
+            add(
+                "S3 N absent at a loaded last hop: treated as 0, no speedup (choice 4)",
+                n_decides && n.is_none(),
+            );
+            add(
+                "S3 N = 0 at a loaded last hop: no speedup",
+                n_decides && n == Some(0),
+            );
             add(
                 "S3 last hop, U_max = alpha exactly: no speedup (choice 6)",
                 hop == 0 && u_max == alpha,
