@@ -76,15 +76,14 @@ fn hpcc_counts_follow_from_the_events_and_decisions() {
 }
 
 /// The bundled DCQCN traces: each names `dcqcn` (closed loop) and `dcqcn-nic`.
-const DCQCN_TRACES: [&str; 2] = ["roce_dcqcn", "dcqcn_increase"];
+const DCQCN_TRACES: [&str; 3] = ["roce_dcqcn", "dcqcn_increase", "dcqcn_clamp"];
 
-/// DCQCN over the bundled suite: every rule of both sender profiles runs at least three times,
-/// but one. `dcqcn-nic`'s "N3 Rt = Rc on clamp_tgt_rate alone" needs a manifest with
-/// clamp_tgt_rate = true: both traces keep NVIDIA's default (false), and with it set in
-/// dcqcn_increase its byte-counter condition would never be alone (the two cannot share one
-/// parameter set; a third trace would be needed). Not a closed-loop limit: a parameter.
+/// DCQCN over the bundled suite: every rule of both sender profiles runs at least three times.
+/// `dcqcn-nic`'s "N3 Rt = Rc on clamp_tgt_rate alone" needs a manifest with clamp_tgt_rate =
+/// true: roce_dcqcn and dcqcn_increase keep NVIDIA's default (false), and with it set there the
+/// byte-counter and timer conditions would never be alone — dcqcn_clamp sets it.
 #[test]
-fn the_bundled_suite_exercises_every_dcqcn_rule_three_times_but_one() {
+fn the_bundled_suite_exercises_every_dcqcn_rule_three_times() {
     let c = model_coverage("dcqcn", &[]);
     assert_eq!(c.len(), 25);
     let thin: Vec<(&str, u64)> = c
@@ -103,7 +102,10 @@ fn the_bundled_suite_exercises_every_dcqcn_rule_three_times_but_one() {
         .filter(|(_, n)| **n < 3)
         .map(|(k, n)| (k.as_str(), *n))
         .collect();
-    assert_eq!(thin, [("N3 Rt = Rc on clamp_tgt_rate alone", 0)]);
+    assert!(
+        thin.is_empty(),
+        "dcqcn-nic rules run fewer than 3 times: {thin:?}"
+    );
 }
 
 /// roce_dcqcn alone leaves eight `dcqcn` rules unexercised (docs/conformance.md: the incast
@@ -415,7 +417,10 @@ fn dcqcn_counts_derived(trace: &str) -> Tally {
         }
         *prev = now;
     }
-    assert_eq!(want["R3 byte-counter expiry"], byte_expiries);
+    assert_eq!(
+        want.get("R3 byte-counter expiry").copied().unwrap_or(0),
+        byte_expiries
+    );
     want
 }
 

@@ -52,6 +52,7 @@ const BUNDLED: &[(&str, &str, &str, bool)] = &[
     ("rcc_dumbbell", "rcc_receiver", "rcc-receiver", true),
     ("rcc_bursts", "rcc_bursts_sender", "rcc-sender", false),
     ("rcc_bursts", "rcc_bursts_receiver", "rcc-receiver", true),
+    ("dcqcn_clamp", "dcqcn_clamp", "dcqcn", false),
 ];
 
 /// The text of the bundled scenario `name`.
@@ -376,6 +377,7 @@ fn cause(d: &Decision) -> &'static str {
 #[case::rcc_receiver(8)]
 #[case::rcc_bursts_sender(9)]
 #[case::rcc_bursts_receiver(10)]
+#[case::dcqcn_clamp(11)]
 fn replay_reproduces_the_closed_loop(#[case] i: usize) {
     let (scen, stem, model, receiver) = BUNDLED[i];
     let out = sim::simulate(&sim::bundled(scen).unwrap(), None, &mut |_| {}).unwrap();
@@ -626,7 +628,10 @@ fn scenario_errors_name_the_problem() {
     let e = run(&base.replace("model = \"hpcc\"", "model = \"cubic\""))
         .unwrap_err()
         .to_string();
-    assert!(e.contains("use dcqcn, hpcc, fncc or rcc"), "{e}");
+    assert!(
+        e.contains("use dcqcn, hpcc, fncc, rcc, hpcc-ns3 or dcqcn-ns3"),
+        "{e}"
+    );
 
     let e = run(&format!("{base}\nbogus = 1\n"))
         .unwrap_err()

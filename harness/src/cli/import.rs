@@ -12,6 +12,8 @@ pub(crate) enum ImportCommand {
     #[command(after_help = "Examples:
   ccreplay import ns3 mix/config.txt --out imported/
   ccreplay replay imported/sender_0.toml
+  ccreplay import ns3 mix/config.txt --scenario experiment.toml
+  ccreplay sim experiment.toml --out ran/
 
 Exit status: 0 imported; 2 a file is missing or bad (named with its line or byte offset), or the
 import would lose something: a flow without events, no host traced, a trace without records
@@ -23,29 +25,57 @@ import would lose something: a flow without events, no host traced, a trace with
 pub(crate) struct ImportNs3Args {
     /// The simulator's config file (it names the topology, flow, trace and mix.tr files).
     pub(crate) config: PathBuf,
-    /// Output folder for the events files and manifests.
-    #[arg(long)]
-    pub(crate) out: PathBuf,
+    /// Output folder for the events files and manifests (needs the run's mix.tr).
+    #[arg(long, required_unless_present = "scenario")]
+    pub(crate) out: Option<PathBuf>,
+    /// Write the experiment (config, topology, flows) as a `ccreplay sim` scenario to this
+    /// file: the same experiment closed loop in ccreplay (docs/import.md). No mix.tr needed.
+    #[arg(long, value_name = "OUT.toml")]
+    pub(crate) scenario: Option<PathBuf>,
     /// Read this binary trace instead of the config's TRACE_OUTPUT_FILE.
     #[arg(long)]
     pub(crate) mix: Option<PathBuf>,
 }
 
 pub(crate) fn run_ns3(a: ImportNs3Args) -> Result<u8, Failure> {
-    let opts = ccreplay::import::ns3::Options {
-        config: a.config,
-        out: a.out,
-        mix: a.mix,
-    };
-    let s = ccreplay::import::ns3::import(&opts).map_err(|e| {
-        let hint = e.todo().map_or_else(
+    let hint = |e: &ccreplay::import::ImportError| {
+        e.todo().map_or_else(
             || {
                 "the config names its files as the simulator reads them; see docs/import.md"
                     .to_string()
             },
             str::to_string,
+        )
+    };
+    if let Some(path) = &a.scenario {
+        let s = ccreplay::import::ns3::write_scenario(&a.config, path).map_err(|e| {
+            let h = hint(&e);
+            Failure::input(e, h)
+        })?;
+        for w in &s.warnings {
+            eprintln!("ccreplay: warning: {w}");
+        }
+        note!(
+            "ccreplay: wrote {} ({} hosts, {} switches, {} links, {} flows): run it with `ccreplay sim {} --out DIR`",
+            path.display(),
+            s.hosts,
+            s.switches,
+            s.links,
+            s.flows,
+            path.display()
         );
-        Failure::input(e, hint)
+    }
+    let Some(out) = a.out else {
+        return Ok(0);
+    };
+    let opts = ccreplay::import::ns3::Options {
+        config: a.config,
+        out,
+        mix: a.mix,
+    };
+    let s = ccreplay::import::ns3::import(&opts).map_err(|e| {
+        let h = hint(&e);
+        Failure::input(e, h)
     })?;
     for w in &s.warnings {
         eprintln!("ccreplay: warning: {w}");

@@ -71,6 +71,10 @@ pub const BUNDLED: &[(&str, &str)] = &[
         "rcc_bursts",
         include_str!("../../../scenarios/bundled/rcc_bursts.toml"),
     ),
+    (
+        "dcqcn_clamp",
+        include_str!("../../../scenarios/bundled/dcqcn_clamp.toml"),
+    ),
 ];
 
 /// Why a simulation could not run or be written.
@@ -81,7 +85,7 @@ pub enum SimError {
     Scenario(String),
     /// No bundled scenario of that name.
     #[error(
-        "unknown bundled scenario `{0}` (known: roce_dcqcn, dcqcn_increase, hpcc_dumbbell, hpcc_chain, fncc_dumbbell, fncc_chain, rcc_dumbbell, rcc_bursts)"
+        "unknown bundled scenario `{0}` (known: roce_dcqcn, dcqcn_increase, hpcc_dumbbell, hpcc_chain, fncc_dumbbell, fncc_chain, rcc_dumbbell, rcc_bursts, dcqcn_clamp)"
     )]
     UnknownScenario(String),
     /// The engine refused the configuration or failed.
@@ -646,7 +650,11 @@ fn switch_manifest(
     red_seed: u64,
 ) -> Result<String, SimError> {
     let stem = t.stem.as_str();
-    let red = cfg.switch.red.clone().unwrap_or_default();
+    let red = cfg
+        .switch
+        .red_for(port_rate_bps)
+        .cloned()
+        .unwrap_or_default();
     let mut params = toml::Table::new();
     let int = |v: u64| toml::Value::Integer(i64::try_from(v).unwrap_or(i64::MAX));
     params.insert("kmin_bytes".into(), int(red.kmin_bytes));
@@ -655,7 +663,7 @@ fn switch_manifest(
     // The switch's generator (shared by its ports: a replay draws the same numbers when
     // only this port marks).
     params.insert("seed".into(), int(red_seed));
-    let marking = match &cfg.switch.red {
+    let marking = match cfg.switch.red_for(port_rate_bps) {
         Some(_) => "RED as configured",
         None => "no RED in this run (the dcqcn-cp parameters are the defaults)",
     };
@@ -732,7 +740,7 @@ fn switch_toml(
     o += &format!("buffer_bytes = {}\n", sw.buffer_bytes);
     o += "# The seed of the switch's RED generator (SplitMix64; the scenario seed for sw0).\n";
     o += &format!("seed = {red_seed}\n");
-    if let Some(red) = &sw.red {
+    if let Some(red) = sw.red_for(port_rate_bps) {
         o += "\n[red]\n";
         o += &format!("kmin_bytes = {}\n", red.kmin_bytes);
         o += &format!("kmax_bytes = {}\n", red.kmax_bytes);
@@ -812,6 +820,14 @@ fn manifest_text(
         (Cc::Rcc { receiver, .. }, TapPoint::Receiver) => {
             vec![spec(stem, "rcc-receiver", receiver)?]
         }
+        (Cc::HpccNs3(p), TapPoint::Sender) => vec![spec(stem, "hpcc-ns3", p)?],
+        (Cc::HpccNs3(_), TapPoint::Receiver) => {
+            return Err(SimError::Scenario(format!(
+                "tap {stem}: hpcc-ns3 has no receiver model; tap a sender"
+            )));
+        }
+        (Cc::DcqcnNs3 { rp, .. }, TapPoint::Sender) => vec![spec(stem, "dcqcn-ns3", rp)?],
+        (Cc::DcqcnNs3 { np, .. }, TapPoint::Receiver) => vec![spec(stem, "dcqcn-np", np)?],
     };
     let numbers = host_numbers(cfg);
     let ip = |node: u32| IpAddr::V4(host_ip(numbers[node as usize]));
@@ -838,12 +854,7 @@ fn manifest_text(
             })
             .collect(),
     };
-    let link_rate_bps = match cc {
-        Cc::Dcqcn { rp, .. } => rp.line_rate_bps,
-        Cc::Hpcc(p) => p.line_rate_bps,
-        Cc::Fncc(p) => p.line_rate_bps,
-        Cc::Rcc { sender, .. } => sender.line_rate_bps,
-    };
+    let link_rate_bps = cc.line_rate_bps();
     let m = Manifest {
         capture: Some(format!("{stem}.pcap")),
         events: None,

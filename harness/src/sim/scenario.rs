@@ -9,8 +9,9 @@ use ccreplay_reference_cc::net::device::{DEFAULT_ALPHA_G, DEFAULT_IGNORE_CNP_NS}
 use ccreplay_reference_cc::net::switch_device::{DEFAULT_AVG_WEIGHT, DEFAULT_XOFF_ERROR_BYTES};
 use ccreplay_reference_cc::net::{
     Cc, DeviceConfig, FlowSpec, LinkEvent, NetConfig, NicBug, NodeId, NodeKind, PfcConfig,
-    SwitchBug, SwitchClock, SwitchConfig, SwitchDeviceConfig, SwitchTap, Topology,
+    RedByRate, SwitchBug, SwitchClock, SwitchConfig, SwitchDeviceConfig, SwitchTap, Topology,
 };
+use ccreplay_reference_cc::ns3::{DcqcnNs3Params, HpccNs3Params};
 use ccreplay_reference_cc::rcc::{ReceiverParams, SenderParams};
 use ccreplay_reference_cc::{fncc, hpcc};
 use serde::Deserialize;
@@ -323,6 +324,10 @@ pub struct SwitchSpec {
     /// paper's Kmin 5 KB, Kmax 200 KB, Pmax 1 % when the table is absent.
     #[serde(default)]
     pub red: Option<RedParams>,
+    /// RED per egress port rate, `[{ rate_bps, kmin_bytes, kmax_bytes, pmax }, ...]`: ports of
+    /// that rate use it instead of `red` (ns-3's KMIN/KMAX/PMAX maps); default none.
+    #[serde(default)]
+    pub red_by_rate: Vec<RedByRate>,
     /// PFC; default off.
     #[serde(default)]
     pub pfc: Option<PfcSpec>,
@@ -360,6 +365,7 @@ impl Default for SwitchSpec {
         SwitchSpec {
             buffer_bytes: default_buffer(),
             red: None,
+            red_by_rate: Vec::new(),
             pfc: None,
             switch_id_base: default_switch_id(),
             int_ts_offset_ns: 0,
@@ -714,7 +720,7 @@ impl Scenario {
     /// The engine's switch device, checked against the model and `[switch]`.
     pub fn switch_device_config(&self, cc: &Cc) -> Result<SwitchDeviceConfig, SimError> {
         // dcqcn scenarios always have RED (the paper's ramp when `[switch.red]` is absent).
-        let red = self.switch.red.is_some() || matches!(cc, Cc::Dcqcn { .. });
+        let red = self.switch.red.is_some() || cc.is_dcqcn();
         self.switch_device
             .to_config(cc, red, self.switch.pfc.is_some())
     }
@@ -843,9 +849,24 @@ impl Scenario {
                     nic: None,
                 }
             }
+            // The ns-3 simulator's variants (docs/models/ns3.md), keys as its config names them.
+            "hpcc-ns3" => ModelParams {
+                cc: Cc::HpccNs3(table::<HpccNs3Params>(p, None)?),
+                nic: None,
+            },
+            "dcqcn-ns3" => {
+                check_keys(&["rp", "np"])?;
+                ModelParams {
+                    cc: Cc::DcqcnNs3 {
+                        rp: table::<DcqcnNs3Params>(p, Some("rp"))?,
+                        np: table::<NpParams>(p, Some("np"))?,
+                    },
+                    nic: None,
+                }
+            }
             m => {
                 return Err(SimError::Scenario(format!(
-                    "model `{m}`: use dcqcn, hpcc, fncc or rcc"
+                    "model `{m}`: use dcqcn, hpcc, fncc, rcc, hpcc-ns3 or dcqcn-ns3"
                 )));
             }
         })
@@ -956,7 +977,7 @@ impl Scenario {
         }
         let red = match (&self.switch.red, &mp.cc) {
             (Some(r), _) => Some(r.clone()),
-            (None, Cc::Dcqcn { .. }) => Some(RedParams::default()),
+            (None, cc) if cc.is_dcqcn() => Some(RedParams::default()),
             (None, _) => None,
         };
         let cfg = NetConfig {
@@ -967,6 +988,7 @@ impl Scenario {
             switch: SwitchConfig {
                 buffer_bytes: self.switch.buffer_bytes,
                 red,
+                red_by_rate: self.switch.red_by_rate.clone(),
                 pfc: self.switch.pfc.map(|p| PfcConfig {
                     xoff_bytes: p.xoff_bytes,
                     xon_bytes: p.xon_bytes,

@@ -28,9 +28,10 @@ use super::{
     AckIntTruth, Cc, DequeueTruth, EPOCH_NS, LinkEvent, NetConfig, NetError, PS_PER_NS, RunResult,
     SwitchTapPoint, TapRun, TapSink, device, ser_ps,
 };
-use crate::dcqcn::cp::{SplitMix64, UniformSource, marking_probability, should_mark};
+use crate::dcqcn::cp::{RedParams, SplitMix64, UniformSource, marking_probability, should_mark};
 use crate::dcqcn::{Np, NpParams, Rp, RpParams};
 use crate::event::AckInfo;
+use crate::ns3::{DcqcnNs3, DcqcnNs3Params, HpccNs3, HpccNs3Params};
 use crate::rcc::{
     MessagePosition, Receiver as RccReceiver, ReceiverParams, Sender as RccSender, SenderParams,
     message_position,
@@ -175,6 +176,8 @@ struct PortState {
     /// Global index of the peer's port.
     peer_port: u32,
     rate_bps: u64,
+    /// The port's RED ramp (switch ports: [`SwitchConfig::red_for`] its rate).
+    red: Option<RedParams>,
     /// ps per byte when exact (rate divides 8 × 10^12), else 0.
     ps_per_byte: u64,
     prop_ps: u64,
@@ -473,6 +476,9 @@ impl Network {
         if cfg.switch.switch_id_base > 0x0FFF {
             return err("switch_id_base must fit 12 bits".into());
         }
+        for r in &cfg.switch.red_by_rate {
+            r.red.validate().map_err(bad("switch RED by rate"))?;
+        }
         if let Some(red) = &cfg.switch.red {
             red.validate().map_err(bad("switch RED"))?;
         }
@@ -483,7 +489,11 @@ impl Network {
         }
         cfg.device.validate(&cfg.cc).map_err(NetError::Config)?;
         cfg.switch_device
-            .validate(&cfg.cc, cfg.switch.red.is_some(), cfg.switch.pfc.is_some())
+            .validate(
+                &cfg.cc,
+                cfg.switch.red.is_some() || !cfg.switch.red_by_rate.is_empty(),
+                cfg.switch.pfc.is_some(),
+            )
             .map_err(NetError::Config)?;
         let dialect = cfg.cc.dialect();
         let n_nodes = topo.nodes.len();
@@ -599,6 +609,11 @@ impl Network {
                     peer,
                     peer_port: port_base[peer as usize] + u32::from(peer_idx),
                     rate_bps: l.rate_bps,
+                    red: if is_host {
+                        None
+                    } else {
+                        cfg.switch.red_for(l.rate_bps).cloned()
+                    },
                     ps_per_byte: if exact.is_multiple_of(l.rate_bps) {
                         exact / l.rate_bps
                     } else {
@@ -1016,6 +1031,26 @@ impl Network {
                     ..receiver.clone()
                 },
             },
+            Cc::HpccNs3(p) => Cc::HpccNs3(HpccNs3Params {
+                line_rate_bps: line,
+                base_rtt_ns: t,
+                mtu_bytes: mtu,
+                ..p.clone()
+            }),
+            Cc::DcqcnNs3 { rp, np } => Cc::DcqcnNs3 {
+                rp: DcqcnNs3Params {
+                    line_rate_bps: line,
+                    base_rtt_ns: t,
+                    mtu_bytes: mtu,
+                    ..rp.clone()
+                },
+                np: NpParams {
+                    line_rate_bps: line,
+                    base_rtt_ns: t,
+                    mtu_bytes: mtu,
+                    ..np.clone()
+                },
+            },
         }
     }
 
@@ -1067,6 +1102,22 @@ impl Network {
                     Some(Box::new(r)),
                     Some(w),
                     hpcc_rate(w, p.base_rtt_ns),
+                )
+            }
+            Cc::HpccNs3(p) => {
+                // The simulator's QP starts at the line rate with the window `m_win`
+                // (rdma-hw.cc `AddQueuePair`; `VAR_WIN` scales it by rate / max rate = 1).
+                let m = HpccNs3::new(&p).map_err(bad("hpcc-ns3"))?;
+                let w = p.has_win.then(|| m.win_bytes());
+                (Some(Box::new(m)), None, w, p.line_rate_bps)
+            }
+            Cc::DcqcnNs3 { rp, np } => {
+                let line = rp.line_rate_bps;
+                (
+                    Some(Box::new(DcqcnNs3::new(&rp).map_err(bad("dcqcn-ns3"))?)),
+                    Some(Box::new(Np::new(np).map_err(bad("dcqcn-np"))?)),
+                    None,
+                    line, // the simulator's QP starts at m_max_rate
                 )
             }
             Cc::Rcc { sender, receiver } => {
@@ -1457,7 +1508,7 @@ impl Network {
         p.queued_bytes -= bytes;
         let sw = p.switch as usize;
         if matches!(self.cfg.switch_device.bug, Some(SwitchBug::MarkOnDequeue))
-            && let Some(red) = &self.cfg.switch.red
+            && let Some(red) = &p.red
             && self.slab[id as usize].ecn != 0
         {
             // `mark-on-dequeue`: RED on the bytes still waiting behind the packet.
@@ -1841,7 +1892,7 @@ impl Network {
             let (mut p, mut marked) = (0.0, false);
             match &self.cfg.switch_device.bug {
                 None => {
-                    if let Some(red) = &self.cfg.switch.red
+                    if let Some(red) = &op.red
                         && pkt.ecn != 0
                     {
                         marked = should_mark(q_enq, red, &mut self.switches[sw].rng);
@@ -1853,7 +1904,7 @@ impl Network {
                 Some(SwitchBug::MarkAverageQueue { avg_weight }) => {
                     // RED on the average queue, floored to whole bytes.
                     op.avg_q = ewma(op.avg_q, q_enq, *avg_weight);
-                    if let Some(red) = &self.cfg.switch.red
+                    if let Some(red) = &op.red
                         && pkt.ecn != 0
                     {
                         let q = op.avg_q as u64;
@@ -1864,7 +1915,7 @@ impl Network {
                 // Decided as it leaves.
                 Some(SwitchBug::MarkOnDequeue) => {}
                 Some(_) => {
-                    if let Some(red) = &self.cfg.switch.red
+                    if let Some(red) = &op.red
                         && pkt.ecn != 0
                     {
                         marked = should_mark(q_enq, red, &mut self.switches[sw].rng);

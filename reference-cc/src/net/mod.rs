@@ -37,6 +37,7 @@ use ccreplay_codecs::Dialect;
 
 use crate::dcqcn::cp::RedParams;
 use crate::dcqcn::{NpParams, RpParams};
+use crate::ns3::{DcqcnNs3Params, HpccNs3Params};
 use crate::rcc::{ReceiverParams, SenderParams};
 use crate::{Decision, ParamError, fncc, hpcc};
 
@@ -81,6 +82,16 @@ pub enum Cc {
         /// Receiver.
         receiver: ReceiverParams,
     },
+    /// The HPCC authors' ns-3 simulator's HPCC (`hpcc-ns3`, CC_MODE 3) at senders: rate-based,
+    /// with the window derived from the rate (`VAR_WIN`); switches stamp INT as for HPCC.
+    HpccNs3(HpccNs3Params),
+    /// The ns-3 simulator's DCQCN (`dcqcn-ns3`, CC_MODE 1) at senders, `dcqcn-np` at receivers.
+    DcqcnNs3 {
+        /// Reaction point, the simulator's parameters.
+        rp: DcqcnNs3Params,
+        /// Notification point.
+        np: NpParams,
+    },
 }
 
 impl Cc {
@@ -91,17 +102,38 @@ impl Cc {
             Cc::Hpcc(_) => Dialect::Hpcc,
             Cc::Fncc(_) => Dialect::Fncc,
             Cc::Rcc { .. } => Dialect::Rcc,
+            Cc::HpccNs3(_) => Dialect::Hpcc,
+            Cc::DcqcnNs3 { .. } => Dialect::Roce,
         }
     }
 
-    /// Short model family name (`dcqcn`, `hpcc`, `fncc`, `rcc`).
+    /// Short model family name (`dcqcn`, `hpcc`, `fncc`, `rcc`, `hpcc-ns3`, `dcqcn-ns3`).
     pub fn family(&self) -> &'static str {
         match self {
             Cc::Dcqcn { .. } => "dcqcn",
             Cc::Hpcc(_) => "hpcc",
             Cc::Fncc(_) => "fncc",
             Cc::Rcc { .. } => "rcc",
+            Cc::HpccNs3(_) => "hpcc-ns3",
+            Cc::DcqcnNs3 { .. } => "dcqcn-ns3",
         }
+    }
+
+    /// The sender's line rate, bps, as the parameters hold it.
+    pub fn line_rate_bps(&self) -> u64 {
+        match self {
+            Cc::Dcqcn { rp, .. } => rp.line_rate_bps,
+            Cc::Hpcc(p) => p.line_rate_bps,
+            Cc::Fncc(p) => p.line_rate_bps,
+            Cc::Rcc { sender, .. } => sender.line_rate_bps,
+            Cc::HpccNs3(p) => p.line_rate_bps,
+            Cc::DcqcnNs3 { rp, .. } => rp.line_rate_bps,
+        }
+    }
+
+    /// DCQCN in either profile: RED marking at switches by default, CNPs from receivers.
+    pub fn is_dcqcn(&self) -> bool {
+        matches!(self, Cc::Dcqcn { .. } | Cc::DcqcnNs3 { .. })
     }
 }
 
@@ -137,6 +169,10 @@ pub struct SwitchConfig {
     /// RED/ECN marking at enqueue on the egress data queue (DCQCN-1). Marks only ECN-capable
     /// packets, so it has no effect on the dialects other than `roce`.
     pub red: Option<RedParams>,
+    /// RED per egress port rate: a switch port whose link runs at `rate_bps` marks with these
+    /// parameters instead of `red` (ns-3's `KMIN_MAP` / `KMAX_MAP` / `PMAX_MAP`, third.cc
+    /// `ConfigEcn` by the port's `DataRate`). Empty: every port uses `red`.
+    pub red_by_rate: Vec<RedByRate>,
     /// PFC, if on.
     pub pfc: Option<PfcConfig>,
     /// INT switch ID of `sw0`-like switch number 0 (12 bits); switch `i` gets base + i.
@@ -156,11 +192,34 @@ pub struct SwitchConfig {
     pub int_ts_resolution_ns: u64,
 }
 
+/// The RED ramp of the switch ports of one link rate ([`SwitchConfig::red_by_rate`]).
+#[derive(Clone, Debug, PartialEq, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RedByRate {
+    /// The ports' link rate, bps.
+    pub rate_bps: u64,
+    /// Their ramp.
+    #[serde(flatten)]
+    pub red: RedParams,
+}
+
+impl SwitchConfig {
+    /// The RED ramp of a switch port whose link runs at `rate_bps`.
+    pub fn red_for(&self, rate_bps: u64) -> Option<&RedParams> {
+        self.red_by_rate
+            .iter()
+            .find(|r| r.rate_bps == rate_bps)
+            .map(|r| &r.red)
+            .or(self.red.as_ref())
+    }
+}
+
 impl Default for SwitchConfig {
     fn default() -> Self {
         SwitchConfig {
             buffer_bytes: 16_000_000,
             red: None,
+            red_by_rate: Vec::new(),
             pfc: None,
             switch_id_base: 0x0A1,
             int_ts_offset_ns: 0,

@@ -199,6 +199,11 @@ impl Config {
     pub fn text(&self, key: &str) -> Option<&str> {
         self.first(key)
     }
+
+    /// Every value of a key, as written (checked against its kind at parse time).
+    pub fn values(&self, key: &str) -> Option<&[String]> {
+        self.values.get(key).map(Vec::as_slice)
+    }
 }
 
 pub(super) fn kind_name(k: Kind) -> &'static str {

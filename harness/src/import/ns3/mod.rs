@@ -62,6 +62,7 @@ mod flows;
 mod mixtr;
 mod models;
 mod output;
+mod scenario;
 mod text;
 mod topology;
 
@@ -73,6 +74,7 @@ pub use mixtr::{EV_DEQU, EV_DROP, EV_ENQU, EV_RECV, Record, SimSetting};
 use mixtr::{next_record, read_header};
 use models::sender_models;
 use output::{Group, OutDir, Side, stage_manifest};
+pub use scenario::{ScenarioSummary, seconds_to_ns, write_scenario};
 use text::{Toks, read_text};
 pub use text::{parse_rate, parse_time_ns};
 pub use topology::{Link, PathInfo, Topology};

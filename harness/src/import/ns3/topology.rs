@@ -14,6 +14,8 @@ pub struct Link {
     pub rate_bps: u64,
     /// Propagation delay, ns.
     pub delay_ns: u64,
+    /// Packet error rate of the link (`RateErrorModel`, per packet).
+    pub error_rate: f64,
 }
 
 /// `topology.txt`.
@@ -64,7 +66,7 @@ impl Topology {
             let (delay_text, line) = (delay.text.clone(), delay.line);
             let delay_ns = parse_time_ns(&delay_text)
                 .ok_or_else(|| t.bad(line, format!("link delay `{delay_text}` is not a time")))?;
-            let _error_rate: f64 = t.parse("a link's error rate")?;
+            let error_rate: f64 = t.parse("a link's error rate")?;
             if a >= nodes || b >= nodes {
                 return Err(t.bad(line, format!("link {a}-{b}: node id >= {nodes}")));
             }
@@ -73,6 +75,7 @@ impl Topology {
                 b,
                 rate_bps,
                 delay_ns,
+                error_rate,
             });
         }
         let mut adj = vec![Vec::new(); nodes as usize];
