@@ -1,10 +1,14 @@
 //! Differences between two decision streams (harness.md 5): the reference (or a golden file)
 //! and a DUT (or a fresh replay).
 //!
-//! Decisions are aligned by (flow, cause, ordinal): the n-th decision a flow made for a given
-//! event (or the n-th firing of a given timer). Outputs are compared exactly unless a tolerance
-//! is given for the field (absolute or relative to the reference); state is compared only on
-//! request, f64 values bit for bit unless a tolerance names them.
+//! Decisions are aligned per flow: an event's decisions by (cause, ordinal), the n-th decision
+//! a flow made for that event (the DUT's answer to the same event); a timer's by (timer, time,
+//! ordinal): a firing pairs only with the other side's firing of that timer at the same ns, so
+//! a timer that fires early or late is an extra decision where it fired and a missing one where
+//! the reference fired (docs/diff.md). Outputs are compared exactly unless a tolerance is given
+//! for the field (absolute or relative to the reference); state is compared only on request,
+//! f64 values bit for bit unless a tolerance names them. A flow's first divergence is the
+//! earliest in time ([`Place`]).
 //!
 //! [`diff`] aligns two sides held whole; [`StreamDiff`] gives the same report from the two
 //! streams as they come, holding per flow what the report prints and the decisions waiting
@@ -100,7 +104,7 @@ pub struct FieldDiff {
 pub struct Divergence {
     /// The reference decision (None: the DUT made a decision the reference did not).
     pub reference: Option<Decision>,
-    /// The DUT's decision for the same (cause, ordinal) (None: missing).
+    /// The DUT's decision paired with it (None: missing).
     pub dut: Option<Decision>,
     /// The differing fields.
     pub fields: Vec<FieldDiff>,
@@ -125,7 +129,7 @@ pub struct FlowDiff {
     pub extra: u64,
     /// Largest errors per field: (field, largest abs, largest rel).
     pub largest: Vec<(String, f64, f64)>,
-    /// The first divergence in reference order.
+    /// The first divergence: the earliest in time ([`Place`]).
     pub first: Option<Divergence>,
 }
 
@@ -200,16 +204,52 @@ impl Side {
     }
 }
 
+/// What a decision pairs on (with its ordinal among its side's decisions of the same key).
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 enum Key<'a> {
+    /// An event's decisions: the answers to the same event (kind, index).
     Event(&'a str, u64),
-    Timer(&'a str),
+    /// A timer's firing at a time (name, t): a firing at another ns is another decision, so a
+    /// timer that fires early is an extra decision at that ns, not the reference's next firing.
+    Timer(&'a str, u64),
 }
 
 fn key(d: &Decision) -> Key<'_> {
     match d.cause {
         Cause::Event { kind, index } => Key::Event(kind, index),
-        Cause::Timer { name } => Key::Timer(name),
+        Cause::Timer { name } => Key::Timer(name, d.t_ns),
+    }
+}
+
+/// Where a divergence lies in its flow; a flow's first divergence is the least. First the
+/// time at which the two streams stop agreeing (the earlier of a pair's two times: an event's
+/// decisions are paired whatever their times), then, at one ns, timers before events (C-5:
+/// they are due first) and events by index, then the reference's decisions before the DUT's
+/// extra ones, each side's in its order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Place {
+    t_ns: u64,
+    /// 0 for a timer, 1 + index for an event.
+    cause: u64,
+    /// A DUT decision the reference did not make.
+    extra: bool,
+    /// Its position among its side's decisions of the flow.
+    pos: u64,
+}
+
+impl Place {
+    /// `d` (the reference's decision, or the DUT's when `extra`), diverging at `t_ns`.
+    fn of(t_ns: u64, d: &Decision, extra: bool, pos: u64) -> Place {
+        let cause = match d.cause {
+            Cause::Timer { .. } => 0,
+            Cause::Event { index, .. } => index.saturating_add(1),
+        };
+        Place {
+            t_ns,
+            cause,
+            extra,
+            pos,
+        }
     }
 }
 
@@ -581,34 +621,41 @@ pub fn diff(reference: &Side, dut: &Side, opts: &DiffOptions) -> DiffReport {
             );
             v
         };
+        let mut first: Option<Place> = None;
         for (i, j) in pairs {
             fields.clear();
-            match (i.map(|i| &r[i]), j.map(|j| &d[j])) {
+            let place = match (i.map(|i| &r[i]), j.map(|j| &d[j])) {
                 (Some(a), Some(b)) => {
+                    let pos = i.unwrap_or(0) as u64;
                     let mut p = Pair {
                         opts,
                         largest: &mut largest,
                         out: Some(&mut fields),
                         differs: false,
-                        pos: i.unwrap_or(0) as u64,
+                        pos,
                         k: 0,
                     };
                     p.pair(a, b);
-                    if p.differs {
-                        fd.mismatches += 1;
+                    if !p.differs {
+                        continue;
                     }
+                    fd.mismatches += 1;
+                    Place::of(a.t_ns.min(b.t_ns), a, false, pos)
                 }
-                (Some(_), None) => {
+                (Some(a), None) => {
                     fd.missing += 1;
                     fields = present_missing();
+                    Place::of(a.t_ns, a, false, i.unwrap_or(0) as u64)
                 }
-                (None, Some(_)) => {
+                (None, Some(b)) => {
                     fd.extra += 1;
                     fields = none_extra();
+                    Place::of(b.t_ns, b, true, j.unwrap_or(0) as u64)
                 }
-                (None, None) => {}
-            }
-            if !fields.is_empty() && fd.first.is_none() {
+                (None, None) => continue,
+            };
+            if first.is_none_or(|p| place < p) {
+                first = Some(place);
                 fd.first = Some(Divergence {
                     reference: i.map(|i| r[i]),
                     dut: j.map(|j| d[j]),
@@ -647,7 +694,8 @@ struct Held {
     seq: u64,
     /// Its position in its side's decisions of the flow.
     pos: u64,
-    /// The n-th decision of its side and flow with the same cause.
+    /// The n-th decision of its side and flow with the same [`Key`]: the same event and kind,
+    /// or the same timer at the same ns.
     ordinal: u64,
     d: Decision,
 }
@@ -659,12 +707,16 @@ fn event_index(d: &Decision) -> u64 {
     }
 }
 
-/// One timer's firings on one side of a flow.
+/// One timer's firings on one side of a flow, which come in time order.
 struct TimerQ {
     name: &'static str,
-    fired: u64,
-    /// Firings the other side has not matched yet (slab slots), in firing order.
+    /// The latest firing's time, and how many firings this side made at it.
+    last: Option<u64>,
+    at_last: u64,
+    /// Firings the other side has not matched yet (slab slots), in time order.
     held: VecDeque<u32>,
+    /// Times of firings dropped at the hold limit.
+    dropped: Option<(u64, u64)>,
 }
 
 /// One side of one flow.
@@ -690,27 +742,30 @@ struct FlowAcc {
     missing: u64,
     extra: u64,
     largest: Vec<Largest>,
-    /// The first divergence so far and its place: (an extra decision, position) — reference
-    /// order first, the DUT's extra decisions after, as [`diff`] pairs them.
-    first: Option<((bool, u64), Box<Divergence>)>,
+    /// The first divergence so far (the least [`Place`], as [`diff`] finds it).
+    first: Option<(Place, Box<Divergence>)>,
 }
 
 /// The comparison of two decision streams, one decision at a time: the report of [`diff`],
 /// field for field, holding per flow only the decisions that wait for their counterpart and
 /// what the report prints (counts, largest errors, the first divergence).
 ///
-/// Decisions are aligned as [`diff`] aligns them, by (flow, cause, ordinal). A decision waits
-/// until the other side makes the same one, or can no longer make it: a side's decisions of a
-/// flow on events come in event-index order (a replay feeds a flow's events in order, and a
-/// process or C-ABI DUT may only answer the event it was sent), so once the other side has
-/// decided on a later event of the flow, an earlier one of this side has no counterpart.
-/// Timer firings pair n-th with n-th per name. So what is held is, per flow, the decisions of
-/// the side that is ahead on that flow — the decisions of one event when the two are fed in
-/// step (`diff --dut`), the skew between the golden file's order and the replay's for
-/// `--golden` and `check` — and timer firings one side made and the other not yet, at most
-/// [`HOLD_LIMIT`] in all ([`StreamDiff::alignment_note`] says when that was too few).
+/// Decisions are aligned as [`diff`] aligns them: an event's by (flow, cause, ordinal), a
+/// timer's by (flow, timer, time, ordinal). A decision waits until the other side makes the
+/// same one, or can no longer make it: a side's decisions of a flow on events come in
+/// event-index order (a replay feeds a flow's events in order, and a process or C-ABI DUT may
+/// only answer the event it was sent), so once the other side has decided on a later event of
+/// the flow, an earlier one of this side has no counterpart; a timer's firings come in time
+/// order (each answer's timers are due by its event, in time order), so once the other side
+/// has fired that timer later, an earlier firing of this side has none. So what is held is,
+/// per flow, the decisions of the side that is ahead on that flow — the decisions of one event
+/// when the two are fed in step (`diff --dut`), the skew between the golden file's order and
+/// the replay's for `--golden` and `check` — and timer firings one side made and the other
+/// has not passed yet, at most [`HOLD_LIMIT`] in all ([`StreamDiff::alignment_note`] says
+/// when that was too few).
 ///
-/// A stream that breaks the index order (a hand-made events or golden file) is noticed
+/// A stream that breaks the index order or a timer's time order (a hand-made events or golden
+/// file, a DUT firing a timer before one it already fired) is noticed
 /// ([`StreamDiff::in_order`]): its ordinals may then differ from [`diff`]'s, and the callers
 /// compare such a pair whole.
 pub struct StreamDiff<'o> {
@@ -774,8 +829,9 @@ impl<'o> StreamDiff<'o> {
         self.max_held
     }
 
-    /// False when a side's decisions of a flow went back to an earlier event index: then
-    /// [`diff`]'s alignment may differ from this one's.
+    /// False when a side's decisions of a flow went back to an earlier event index, or a
+    /// timer's firings to an earlier time: then [`diff`]'s alignment may differ from this
+    /// one's.
     pub fn in_order(&self) -> bool {
         self.in_order
     }
@@ -924,46 +980,97 @@ impl<'o> StreamDiff<'o> {
 
     fn push_timer(&mut self, f: usize, s: usize, pos: u64, name: &'static str, d: &Decision) {
         let o = 1 - s;
+        let t = d.t_ns;
         let sides = &mut self.flows[f].sides;
-        let ti = match sides[s].timers.iter().position(|t| t.name == name) {
+        let ti = match sides[s].timers.iter().position(|q| q.name == name) {
             Some(i) => i,
             None => {
                 sides[s].timers.push(TimerQ {
                     name,
-                    fired: 0,
+                    last: None,
+                    at_last: 0,
                     held: VecDeque::new(),
+                    dropped: None,
                 });
                 sides[s].timers.len() - 1
             }
         };
-        let n = sides[s].timers[ti].fired;
-        sides[s].timers[ti].fired += 1;
-        if let Some(t) = sides[o].timers.iter_mut().find(|t| t.name == name) {
-            match t.held.front() {
-                Some(&slot) if self.slab[slot as usize].ordinal == n => {
-                    t.held.pop_front();
-                    self.matched(f, s, pos, d, slot);
-                    return;
-                }
-                // The other side's n-th firing is no longer held: dropped at the hold limit.
-                Some(_) => {
-                    self.uncertain += 1;
-                    self.unmatched(f, s, pos, d);
-                    return;
-                }
-                None if t.fired > n => {
-                    self.uncertain += 1;
-                    self.unmatched(f, s, pos, d);
-                    return;
-                }
-                None => {}
+        // The ordinal among this side's firings of the timer at `t`.
+        let me = &mut sides[s].timers[ti];
+        let ordinal = match me.last {
+            Some(l) if l == t => me.at_last,
+            Some(l) if l > t => {
+                self.in_order = false;
+                0
             }
+            _ => 0,
+        };
+        me.last = Some(t);
+        me.at_last = ordinal + 1;
+        let mine_dropped = me.dropped;
+        let Some(oi) = self.flows[f].sides[o]
+            .timers
+            .iter()
+            .position(|q| q.name == name)
+        else {
+            self.hold_timer_or_not(f, s, ti, pos, ordinal, d);
+            return;
+        };
+        // This side fired the timer at `t`: the other side's held firings before `t` have no
+        // counterpart (this side fires it only later now).
+        while let Some(&slot) = self.flows[f].sides[o].timers[oi].held.front() {
+            let ht = self.slab[slot as usize].d.t_ns;
+            if ht >= t {
+                break;
+            }
+            self.flows[f].sides[o].timers[oi].held.pop_front();
+            if mine_dropped.is_some_and(|(lo, hi)| lo <= ht && ht <= hi) {
+                self.uncertain += 1;
+            }
+            self.unmatched_slot(f, o, slot);
         }
-        if self.closed[o] {
+        // Its counterpart: the other side's held firing at `t` with the same ordinal.
+        let q = &self.flows[f].sides[o].timers[oi];
+        let found = q
+            .held
+            .iter()
+            .take_while(|&&sl| self.slab[sl as usize].d.t_ns == t)
+            .position(|&sl| self.slab[sl as usize].ordinal == ordinal);
+        if let Some(slot) = found.and_then(|i| self.flows[f].sides[o].timers[oi].held.remove(i)) {
+            self.matched(f, s, pos, d, slot);
+            return;
+        }
+        // The other side fired it later, or as often at `t`: it will not make this firing
+        // (it made it and dropped it if its dropped firings span `t`).
+        let q = &self.flows[f].sides[o].timers[oi];
+        let past = q
+            .last
+            .is_some_and(|l| l > t || (l == t && q.at_last > ordinal));
+        if past {
+            if q.dropped.is_some_and(|(lo, hi)| lo <= t && t <= hi) {
+                self.uncertain += 1;
+            }
             self.unmatched(f, s, pos, d);
             return;
         }
-        let slot = self.hold(s, pos, n, d);
+        self.hold_timer_or_not(f, s, ti, pos, ordinal, d);
+    }
+
+    /// A firing the other side may still make: held, unless that side is done.
+    fn hold_timer_or_not(
+        &mut self,
+        f: usize,
+        s: usize,
+        ti: usize,
+        pos: u64,
+        ordinal: u64,
+        d: &Decision,
+    ) {
+        if self.closed[1 - s] {
+            self.unmatched(f, s, pos, d);
+            return;
+        }
+        let slot = self.hold(s, pos, ordinal, d);
         self.flows[f].sides[s].timers[ti].held.push_back(slot);
     }
 
@@ -1019,7 +1126,8 @@ impl<'o> StreamDiff<'o> {
     fn compare(&mut self, f: usize, r: &Decision, rpos: u64, d: &Decision) {
         let acc = &mut self.flows[f];
         // Texts only for a pair that would be the first divergence so far.
-        let candidate = acc.first.as_ref().is_none_or(|(k, _)| (false, rpos) < *k);
+        let place = Place::of(r.t_ns.min(d.t_ns), r, false, rpos);
+        let candidate = acc.first.as_ref().is_none_or(|(k, _)| place < *k);
         self.fields.clear();
         let mut p = Pair {
             opts: self.opts,
@@ -1034,7 +1142,7 @@ impl<'o> StreamDiff<'o> {
             acc.mismatches += 1;
             if candidate {
                 acc.first = Some((
-                    (false, rpos),
+                    place,
                     Box::new(Divergence {
                         reference: Some(*r),
                         dut: Some(*d),
@@ -1049,7 +1157,7 @@ impl<'o> StreamDiff<'o> {
     /// `d` of side `s` has no counterpart: missing (a reference decision) or extra.
     fn unmatched(&mut self, f: usize, s: usize, pos: u64, d: &Decision) {
         let acc = &mut self.flows[f];
-        let key = (s == 1, pos);
+        let key = Place::of(d.t_ns, d, s == 1, pos);
         if s == 0 {
             acc.missing += 1;
         } else {
@@ -1129,12 +1237,14 @@ impl<'o> StreamDiff<'o> {
             if let Some(&next) = queue.front() {
                 fronts.push(Reverse((self.slab[next as usize].seq, f, s, q)));
             }
+            let span = |r: Option<(u64, u64)>, i: u64| {
+                Some(r.map_or((i, i), |(lo, hi)| (lo.min(i), hi.max(i))))
+            };
             if q == u32::MAX {
-                let i = event_index(&self.slab[slot as usize].d);
-                side.dropped = Some(
-                    side.dropped
-                        .map_or((i, i), |(lo, hi)| (lo.min(i), hi.max(i))),
-                );
+                side.dropped = span(side.dropped, event_index(&self.slab[slot as usize].d));
+            } else {
+                let tq = &mut side.timers[q as usize];
+                tq.dropped = span(tq.dropped, self.slab[slot as usize].d.t_ns);
             }
             self.dropped += 1;
             self.unmatched_slot(f, s, slot);
@@ -1470,6 +1580,125 @@ mod tests {
         assert_eq!(div.fields[1].field, "window_bytes");
         assert_eq!(div.fields[1].rel_err, Some(80.0 / 1100.0));
         assert!(!rep.ok());
+    }
+
+    /// A DCQCN reaction point's decision: rate `rc` (and Rc = rc as state).
+    fn rp(t_ns: u64, cause: Cause, rc: u64) -> Decision {
+        Decision {
+            t_ns,
+            flow: 0,
+            cause,
+            outputs: Outputs {
+                rate_bps: Some(rc),
+                ..Outputs::default()
+            },
+            state: State::new(&["Rc"], &[StateValue::U64(rc)]),
+        }
+    }
+
+    fn ev(kind: &'static str, index: u64) -> Cause {
+        Cause::Event { kind, index }
+    }
+
+    const RI: Cause = Cause::Timer {
+        name: "rate_increase",
+    };
+
+    #[test]
+    fn a_timer_firing_early_is_the_first_divergence_where_it_fires() {
+        // Events: CNP #0 at 1,000 ns, ACK #1 at 1,100, CNP #2 at 1,130, ACK #3 at 1,170, ACK #4
+        // at 1,250. Both cut on a CNP (Rc / 2, Rt = Rc before it) and raise Rc to (Rc + Rt) / 2
+        // (floored) on the rate-increase timer, every 55 ns; the reference restarts the timer
+        // on a cut (R1, R3), the DUT does not (`timer-not-reset`).
+        //   cut at 1,000: Rt = 10,000, Rc = 5,000; timer at 1,055: 7,500; 1,110: 8,750.
+        //   cut at 1,130: Rt = 8,750, Rc = 4,375. The reference's timer then fires at
+        //   1,130 + 55 = 1,185: (4,375 + 8,750) / 2 = 6,562; 1,240: (6,562 + 8,750) / 2 =
+        //   7,656. The DUT's keeps its phase: 1,165 (6,562) and 1,220 (7,656).
+        //   ACK #3 at 1,170: the reference's Rc is still 4,375, the DUT's already 6,562.
+        let common = [
+            rp(1_000, ev("rx_cnp", 0), 5_000),
+            rp(1_055, RI, 7_500),
+            rp(1_100, ev("rx_ack", 1), 7_500),
+            rp(1_110, RI, 8_750),
+            rp(1_130, ev("rx_cnp", 2), 4_375),
+        ];
+        let mut r = common.to_vec();
+        r.extend([
+            rp(1_170, ev("rx_ack", 3), 4_375),
+            rp(1_185, RI, 6_562),
+            rp(1_240, RI, 7_656),
+            rp(1_250, ev("rx_ack", 4), 7_656),
+        ]);
+        let mut d = common.to_vec();
+        d.extend([
+            rp(1_165, RI, 6_562),
+            rp(1_170, ev("rx_ack", 3), 6_562),
+            rp(1_220, RI, 7_656),
+            rp(1_250, ev("rx_ack", 4), 7_656),
+        ]);
+        let opts = DiffOptions {
+            state: StateCompare::All,
+            ..Default::default()
+        };
+        let rep = both(&r, &d, &opts);
+        let f = &rep.flows[0];
+        // Firings pair only at the same ns: 1,055 and 1,110 pair; the reference's 1,185 and
+        // 1,240 are missing, the DUT's 1,165 and 1,220 extra. ACK #3 pairs with ACK #3 and
+        // differs (4,375 against 6,562); the rest agree.
+        assert_eq!((f.mismatches, f.missing, f.extra), (1, 2, 2));
+        // The earliest of those, 1,165 (before ACK #3 at 1,170 and 1,185): the DUT's extra
+        // firing, where the bug first acts. Paired n-th with n-th, its 3rd firing would have
+        // matched the reference's 3rd (1,185) and the first divergence would be ACK #3.
+        let div = f.first.as_ref().unwrap();
+        assert!(div.reference.is_none());
+        let dut = div.dut.unwrap();
+        assert_eq!((dut.t_ns, dut.cause), (1_165, RI));
+        assert_eq!(
+            (div.fields[0].reference.as_str(), div.fields[0].dut.as_str()),
+            ("none", "extra")
+        );
+        // The largest error is ACK #3's, the only pair that differs: 6,562 - 4,375 = 2,187,
+        // relative 2,187 / 4,375.
+        assert_eq!(
+            f.largest[0],
+            ("rate_bps".into(), 2_187.0, 2_187.0 / 4_375.0)
+        );
+        // No event points at a timer divergence.
+        assert_eq!(divergence_event(div), None);
+    }
+
+    #[test]
+    fn divergences_at_one_ns_timers_first_then_events_by_index() {
+        // At 2,000 ns the reference decides ACK #5 (rate 100) and ACK #6 (100); the DUT answers
+        // ACK #5 with 101, makes an extra NAK decision on event 4 and fires `alpha`, which the
+        // reference does not. Every divergence is at 2,000: the timer first (C-5), then the
+        // event with the smallest index (the extra on #4, before the mismatch on #5), as a
+        // protocol stream orders them.
+        let r = [
+            rp(2_000, ev("rx_ack", 5), 100),
+            rp(2_000, ev("rx_ack", 6), 100),
+        ];
+        let alpha = Cause::Timer { name: "alpha" };
+        let d = [
+            rp(2_000, alpha, 100),
+            rp(2_000, ev("rx_nak", 4), 100),
+            rp(2_000, ev("rx_ack", 5), 101),
+            rp(2_000, ev("rx_ack", 6), 100),
+        ];
+        let rep = both(&r, &d, &DiffOptions::default());
+        let f = &rep.flows[0];
+        assert_eq!((f.mismatches, f.missing, f.extra), (1, 0, 2));
+        assert_eq!(f.first.as_ref().unwrap().dut.unwrap().cause, alpha);
+        // Without the timer: the extra on event 4.
+        let rep = both(&r, &d[1..], &DiffOptions::default());
+        let first = rep.flows[0].first.as_ref().unwrap();
+        assert_eq!(first.dut.unwrap().cause, ev("rx_nak", 4));
+        assert!(first.reference.is_none());
+        // Without it either: the mismatch on #5 (rate 100 against 101).
+        let rep = both(&r, &d[2..], &DiffOptions::default());
+        let first = rep.flows[0].first.as_ref().unwrap();
+        assert_eq!(first.reference.unwrap().cause, ev("rx_ack", 5));
+        assert_eq!(first.fields[0].abs_err, Some(1.0));
     }
 
     #[test]

@@ -257,7 +257,8 @@ fn random_flow(g: &mut Lcg, f: u32) -> Vec<Decision> {
 }
 
 /// The DUT's version: values changed, decisions dropped, extra ones (new events, more timer
-/// firings), timer firings moved later — the event order kept.
+/// firings), timer firings moved a few ns earlier or later — the event order and each
+/// timer's time order kept, as a DUT's answers keep them (docs/dut.md rule 2).
 fn perturb(g: &mut Lcg, ds: &[Decision]) -> Vec<Decision> {
     let mut v: Vec<Decision> = Vec::new();
     for d in ds {
@@ -284,15 +285,95 @@ fn perturb(g: &mut Lcg, ds: &[Decision]) -> Vec<Decision> {
             _ => v.push(*d),
         }
     }
-    // Some timer firings made a few decisions later.
-    for i in (0..v.len()).rev() {
-        if matches!(v[i].cause, Cause::Timer { .. }) && g.below(3) == 0 {
-            let to = (i + 1 + g.below(4) as usize).min(v.len() - 1);
-            let x = v.remove(i);
-            v.insert(to, x);
+    // Some timer firings up to 6 ns earlier or later, then all of them merged back among the
+    // event decisions in time order (timers first on ties, C-5).
+    let is_timer = |d: &Decision| matches!(d.cause, Cause::Timer { .. });
+    let mut timers: Vec<Decision> = v.iter().filter(|d| is_timer(d)).copied().collect();
+    for x in &mut timers {
+        if g.below(3) == 0 {
+            x.t_ns = (x.t_ns + g.below(13)).saturating_sub(6);
         }
     }
-    v
+    timers.sort_by_key(|d| d.t_ns);
+    let mut out = Vec::with_capacity(v.len());
+    let mut ti = timers.into_iter().peekable();
+    for e in v.into_iter().filter(|d| !is_timer(d)) {
+        while let Some(x) = ti.next_if(|x| x.t_ns <= e.t_ns) {
+            out.push(x);
+        }
+        out.push(e);
+    }
+    out.extend(ti);
+    out
+}
+
+/// An independent alignment by the rule of docs/diff.md, for outputs and time compared
+/// exactly (`DiffOptions::default()`): per flow, each side's decisions grouped by what they
+/// pair on — the event (kind, index) or the timer (name, t) —, the k-th of a group on one
+/// side with the k-th on the other; a flow's first divergence the least (t, timer before
+/// event, event index, reference before extra, position on its side), t the earlier of a
+/// pair's two. Per flow: (mismatches, missing, extra, the first divergence's two sides).
+type Oracle = Vec<(u64, u64, u64, Option<(Option<Decision>, Option<Decision>)>)>;
+
+fn oracle(r: &[Decision], d: &[Decision], flows: u32) -> Oracle {
+    use std::collections::BTreeMap;
+    #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+    enum K {
+        Event(&'static str, u64),
+        Timer(&'static str, u64),
+    }
+    let k = |x: &Decision| match x.cause {
+        Cause::Event { kind, index } => K::Event(kind, index),
+        Cause::Timer { name } => K::Timer(name, x.t_ns),
+    };
+    let rank = |x: &Decision| match x.cause {
+        Cause::Timer { .. } => (0, 0),
+        Cause::Event { index, .. } => (1, index),
+    };
+    (0..flows)
+        .map(|f| {
+            // (key) -> each side's (position, decision), in stream order.
+            let mut groups: BTreeMap<K, [Vec<(u64, Decision)>; 2]> = BTreeMap::new();
+            for (side, ds) in [r, d].into_iter().enumerate() {
+                for (pos, x) in ds.iter().filter(|x| x.flow == f).enumerate() {
+                    groups.entry(k(x)).or_default()[side].push((pos as u64, *x));
+                }
+            }
+            let (mut mis, mut missing, mut extra) = (0, 0, 0);
+            let mut first = None;
+            let mut consider = |place, a: Option<Decision>, b: Option<Decision>| {
+                if first.as_ref().is_none_or(|(p, _)| place < *p) {
+                    first = Some((place, (a, b)));
+                }
+            };
+            for [rs, ds] in groups.values() {
+                for i in 0..rs.len().max(ds.len()) {
+                    match (rs.get(i), ds.get(i)) {
+                        (Some(&(p, a)), Some(&(_, b))) => {
+                            if a.outputs != b.outputs || a.t_ns != b.t_ns {
+                                mis += 1;
+                                consider(
+                                    (a.t_ns.min(b.t_ns), rank(&a), false, p),
+                                    Some(a),
+                                    Some(b),
+                                );
+                            }
+                        }
+                        (Some(&(p, a)), None) => {
+                            missing += 1;
+                            consider((a.t_ns, rank(&a), false, p), Some(a), None);
+                        }
+                        (None, Some(&(q, b))) => {
+                            extra += 1;
+                            consider((b.t_ns, rank(&b), true, q), None, Some(b));
+                        }
+                        (None, None) => {}
+                    }
+                }
+            }
+            (mis, missing, extra, first.map(|(_, x)| x))
+        })
+        .collect()
 }
 
 /// The flows' decisions merged in a random order (each flow's kept).
@@ -332,6 +413,22 @@ fn random_streams_and_interleavings_report_as_the_whole_diff() {
         let d = random_merge(&mut g, &duts);
         let opts = &options[case % options.len()];
         let expected = whole(&r, &d, opts);
+        if case % options.len() == 0 {
+            // Outputs and time exact: the whole diff is the independent alignment.
+            let want = oracle(&r, &d, flows);
+            let got: Oracle = (0..flows)
+                .map(|f| match expected.flows.iter().find(|x| x.flow == f) {
+                    None => (0, 0, 0, None),
+                    Some(x) => (
+                        x.mismatches,
+                        x.missing,
+                        x.extra,
+                        x.first.as_ref().map(|v| (v.reference, v.dut)),
+                    ),
+                })
+                .collect();
+            assert_eq!(format!("{got:?}"), format!("{want:?}"), "case {case}");
+        }
         let mut sd = StreamDiff::new(opts);
         let (mut i, mut j) = (0, 0);
         while i < r.len() || j < d.len() {
@@ -356,6 +453,57 @@ fn random_streams_and_interleavings_report_as_the_whole_diff() {
             "case {case}"
         );
     }
+}
+
+#[test]
+fn a_timer_out_of_phase_waits_one_firing_and_diverges_where_it_first_fires() {
+    // Per event i < 1,000 (ACK, event index i, at 1,000 i + 500 ns): the reference fires
+    // `rate_increase` at 1,000 i + 100, the DUT 50 ns earlier, at 1,000 i + 50; the ACKs agree.
+    // Fed in step as `diff --dut` feeds them (each side's answer to event i: the timer, then
+    // the ACK; the reference's first):
+    //   the reference's firing at 1,000 i + 100 waits (the DUT has fired only up to
+    //   1,000 (i - 1) + 50), with its ACK: 2 held, plus the firing i - 1 still waiting: 3;
+    //   the DUT's firing at 1,000 i + 50 passes the reference's 1,000 (i - 1) + 100: that one
+    //   is missing; its own is extra at once (the reference has fired at 1,000 i + 100 > it);
+    //   its ACK pairs. So at most 3 held, and 1,000 missing and 1,000 extra, no mismatch.
+    const RI: Cause = Cause::Timer {
+        name: "rate_increase",
+    };
+    let opts = DiffOptions::default();
+    let mut sd = StreamDiff::new(&opts);
+    let (mut r, mut d) = (Vec::new(), Vec::new());
+    for i in 0..1_000u64 {
+        let (tr, td, ta) = (1_000 * i + 100, 1_000 * i + 50, 1_000 * i + 500);
+        for (which, side, t) in [(Which::Reference, &mut r, tr), (Which::Dut, &mut d, td)] {
+            let answer = [dec(0, t, RI, 100), dec(0, ta, ack(i), 100)];
+            answer.iter().for_each(|x| sd.push(which, x));
+            side.extend(answer);
+        }
+    }
+    assert_eq!(sd.max_held(), 3);
+    let streamed = sd.finish();
+    let f = &streamed.flows[0];
+    assert_eq!((f.mismatches, f.missing, f.extra), (0, 1_000, 1_000));
+    // The earliest divergence: the DUT's firing at 50 ns (the reference's first is at 100).
+    let first = f.first.as_ref().unwrap();
+    assert!(first.reference.is_none());
+    assert_eq!(first.dut.unwrap().t_ns, 50);
+    assert_same(&streamed, &whole(&r, &d, &opts));
+}
+
+#[test]
+fn a_timer_going_back_in_time_is_noticed() {
+    let opts = DiffOptions::default();
+    let mut sd = StreamDiff::new(&opts);
+    sd.push(Which::Dut, &dec(0, 10, ALPHA, 100));
+    sd.push(Which::Dut, &dec(0, 10, ALPHA, 100));
+    sd.push(Which::Dut, &dec(0, 20, ALPHA, 100));
+    assert!(sd.in_order());
+    // Another timer may fire earlier; `alpha` firing before its last firing breaks the order.
+    sd.push(Which::Dut, &dec(0, 5, Cause::Timer { name: "beta" }, 100));
+    assert!(sd.in_order());
+    sd.push(Which::Dut, &dec(0, 15, ALPHA, 100));
+    assert!(!sd.in_order());
 }
 
 #[test]
