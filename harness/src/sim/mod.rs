@@ -75,6 +75,14 @@ pub const BUNDLED: &[(&str, &str)] = &[
         "dcqcn_clamp",
         include_str!("../../../scenarios/bundled/dcqcn_clamp.toml"),
     ),
+    (
+        "dcqcn_np",
+        include_str!("../../../scenarios/bundled/dcqcn_np.toml"),
+    ),
+    (
+        "dcqcn_cp",
+        include_str!("../../../scenarios/bundled/dcqcn_cp.toml"),
+    ),
 ];
 
 /// Why a simulation could not run or be written.
@@ -85,7 +93,7 @@ pub enum SimError {
     Scenario(String),
     /// No bundled scenario of that name.
     #[error(
-        "unknown bundled scenario `{0}` (known: roce_dcqcn, dcqcn_increase, hpcc_dumbbell, hpcc_chain, fncc_dumbbell, fncc_chain, rcc_dumbbell, rcc_bursts, dcqcn_clamp)"
+        "unknown bundled scenario `{0}` (known: roce_dcqcn, dcqcn_increase, hpcc_dumbbell, hpcc_chain, fncc_dumbbell, fncc_chain, rcc_dumbbell, rcc_bursts, dcqcn_np, dcqcn_cp)"
     )]
     UnknownScenario(String),
     /// The engine refused the configuration or failed.
@@ -1002,15 +1010,28 @@ pub fn generate_bundled(dir: &Path) -> Result<Vec<PathBuf>, SimError> {
     Ok(all)
 }
 
-/// Regenerate bundled scenario `name` into `dir`. Returns the manifest paths.
+/// Regenerate bundled scenario `name` into `dir`. Returns the manifest paths. A switch tap is
+/// bundled as its egress mirror `STEM.out.pcap` and manifest `STEM.toml` only: `check` takes
+/// every `*.toml` of `traces/` for a manifest, so `STEM.switch.toml`, the ingress captures and
+/// the truth file stay with `ccreplay sim`.
 pub fn generate_one(name: &str, dir: &Path) -> Result<Vec<PathBuf>, SimError> {
     let sc = bundled(name)?;
-    let out = simulate(&sc, None, &mut |_| {})?;
-    Ok(write(&out, dir, false)?
+    let mut out = simulate(&sc, None, &mut |_| {})?;
+    let switch = std::mem::take(&mut out.switch_captures);
+    let mut manifests: Vec<PathBuf> = write(&out, dir, false)?
         .into_iter()
-        .filter(|p| {
-            p.extension().is_some_and(|e| e == "toml")
-                && !p.to_string_lossy().ends_with(".switch.toml")
-        })
-        .collect())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    let mut files: Vec<(PathBuf, &[u8])> = Vec::new();
+    for c in &switch {
+        files.push((dir.join(format!("{}.out.pcap", c.stem)), &c.out_pcap));
+        files.push((dir.join(format!("{}.toml", c.stem)), c.manifest.as_bytes()));
+    }
+    let refs: Vec<(&Path, &[u8])> = files.iter().map(|(p, b)| (p.as_path(), *b)).collect();
+    crate::outfile::write_all_atomic(&refs).map_err(|source| SimError::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    manifests.extend(switch.iter().map(|c| dir.join(format!("{}.toml", c.stem))));
+    Ok(manifests)
 }

@@ -9,6 +9,9 @@
 //! [`Np::STATE_NAMES`]; a mark that is only remembered, or an unmarked packet, yields none.
 //! With C-5 (timers before events at the same ns) a mark arriving exactly when a pending
 //! interval ends falls into the new interval that the timer's CNP opened.
+//!
+//! Rule coverage ([`COVERAGE`], `ccreplay check --coverage`): counted per `rx_data` and per
+//! timer firing, observed from the flow's state before and after (counting decides nothing).
 
 use serde::{Deserialize, Serialize};
 
@@ -68,6 +71,8 @@ struct NpFlow {
     pending: bool,
     /// End of the interval with a pending mark.
     deadline_ns: Option<u64>,
+    /// The last CNP was sent by the `cnp_interval` timer (read only by rule coverage).
+    cnp_by_timer: bool,
 }
 
 impl Timed for NpFlow {
@@ -81,6 +86,7 @@ impl NpFlow {
         self.last_cnp_ns = Some(t_ns);
         self.pending = false;
         self.deadline_ns = None;
+        self.cnp_by_timer = matches!(cause, Cause::Timer { .. });
         out.push(Decision {
             t_ns,
             flow,
@@ -117,12 +123,81 @@ impl NpFlow {
     }
 }
 
+/// The rules and branches of DCQCN-2 whose use `coverage()` counts, each named by the rule
+/// (algorithms.md DCQCN-2, C-5) or its row of docs/models/dcqcn.md (NP table, choice 13):
+/// once per `rx_data` or timer firing that exercises it. docs/conformance.md says which the
+/// bundled suite exercises.
+pub const COVERAGE: [&str; 11] = [
+    "DCQCN-2 CE-marked rx_data, no CNP yet for the flow: CNP at once",
+    "DCQCN-2 CE-marked rx_data, t - last CNP > N: CNP at once",
+    "DCQCN-2 CE-marked rx_data, t - last CNP = N exactly: CNP at once (>=)",
+    "DCQCN-2 CE-marked rx_data within N of the last CNP: remembered, timer at last CNP + N",
+    "DCQCN-2 CE-marked rx_data within N, a mark already pending: no second CNP",
+    "DCQCN-2 timer cnp_interval with a mark pending: one CNP at last CNP + N",
+    "C-5 CE-marked rx_data at the ns the timer's CNP went: inside the new interval",
+    "DCQCN-2 rx_data not CE-marked: no CNP",
+    "DCQCN-2 rx_data not CE-marked while a mark is pending: the mark stays",
+    "CE-marked rx_data before the last CNP (out-of-order input): inside its interval",
+    "choice 13 interval ending beyond u64 time: the mark is dropped",
+];
+
+/// Indices into [`COVERAGE`].
+mod cov {
+    pub const FIRST: usize = 0;
+    pub const AFTER_N: usize = 1;
+    pub const AT_N: usize = 2;
+    pub const REMEMBERED: usize = 3;
+    pub const ALREADY_PENDING: usize = 4;
+    pub const TIMER_CNP: usize = 5;
+    pub const AT_TIMER_CNP: usize = 6;
+    pub const NOT_CE: usize = 7;
+    pub const NOT_CE_PENDING: usize = 8;
+    pub const OUT_OF_ORDER: usize = 9;
+    pub const NEVER_ENDS: usize = 10;
+}
+
+type Covered = [bool; COVERAGE.len()];
+
+/// Which of [`COVERAGE`] one CE-marked `rx_data` at `t_ns` exercised, from its flow before
+/// (`None`: the flow's first mark) and after [`NpFlow::on_mark`].
+fn covered_by_mark(n_ns: u64, t_ns: u64, before: Option<NpFlow>, after: &NpFlow) -> Covered {
+    let mut c = [false; COVERAGE.len()];
+    let b = before.unwrap_or_default();
+    match b.last_cnp_ns {
+        None => c[cov::FIRST] = true,
+        Some(last) if t_ns < last => c[cov::OUT_OF_ORDER] = true,
+        Some(last) => {
+            let since = t_ns - last;
+            c[cov::AFTER_N] = since > n_ns;
+            c[cov::AT_N] = since == n_ns;
+            if since < n_ns {
+                c[cov::REMEMBERED] = !b.pending;
+                c[cov::ALREADY_PENDING] = b.pending;
+                // C-5: the timer fired first at this ns and opened the interval.
+                c[cov::AT_TIMER_CNP] = since == 0 && b.cnp_by_timer;
+            }
+        }
+    }
+    // Remembered (the flow sent nothing now) with no deadline: choice 13.
+    c[cov::NEVER_ENDS] = after.pending && after.deadline_ns.is_none();
+    c
+}
+
+#[inline]
+fn count(into: &mut [u64; COVERAGE.len()], c: Covered) {
+    for (n, hit) in into.iter_mut().zip(c) {
+        *n += u64::from(hit);
+    }
+}
+
 /// DCQCN receiver CNP generation (`dcqcn-np`, DCQCN-2).
 #[derive(Clone, Debug)]
 pub struct Np {
     params: NpParams,
     n_ns: u64,
     flows: FlowTable<NpFlow>,
+    /// How often each of [`COVERAGE`] ran.
+    covered: [u64; COVERAGE.len()],
 }
 
 impl Np {
@@ -137,6 +212,7 @@ impl Np {
             params,
             n_ns,
             flows: FlowTable::new(),
+            covered: [0; COVERAGE.len()],
         })
     }
 
@@ -152,13 +228,25 @@ impl Model for Np {
     }
 
     fn on_event(&mut self, ev: &Event, out: &mut Vec<Decision>) {
-        if let EventKind::RxData { ecn: ECN_CE, .. } = ev.kind {
-            let cause = ev.cause();
-            let n_ns = self.n_ns;
-            self.flows.with_flow(ev.flow, NpFlow::default, |f| {
-                f.on_mark(ev.t_ns, n_ns, ev.flow, cause, out)
-            });
+        let EventKind::RxData { ecn, .. } = ev.kind else {
+            return; // not an NP input
+        };
+        let before = self.flows.get(ev.flow).copied();
+        if ecn != ECN_CE {
+            self.covered[cov::NOT_CE] += 1;
+            self.covered[cov::NOT_CE_PENDING] += u64::from(before.is_some_and(|f| f.pending));
+            return;
         }
+        let cause = ev.cause();
+        let n_ns = self.n_ns;
+        let after = self.flows.with_flow(ev.flow, NpFlow::default, |f| {
+            f.on_mark(ev.t_ns, n_ns, ev.flow, cause, out);
+            *f
+        });
+        count(
+            &mut self.covered,
+            covered_by_mark(n_ns, ev.t_ns, before, &after),
+        );
     }
 
     fn next_timer_ns(&self) -> Option<u64> {
@@ -166,8 +254,10 @@ impl Model for Np {
     }
 
     fn on_timer(&mut self, now_ns: u64, out: &mut Vec<Decision>) {
+        let covered = &mut self.covered;
         self.flows.fire_next(now_ns, |flow, f, d| {
             if f.pending {
+                covered[cov::TIMER_CNP] += 1;
                 f.send(
                     d,
                     flow,
@@ -180,5 +270,98 @@ impl Model for Np {
                 f.deadline_ns = None;
             }
         });
+    }
+
+    fn coverage(&self) -> Vec<(&'static str, u64)> {
+        COVERAGE.iter().copied().zip(self.covered).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every rule of [`COVERAGE`] on hand-built flows, counts tallied by hand from DCQCN-2,
+    /// C-5 and choice 13 (docs/models/dcqcn.md, NP). N = 10 µs; timers fire before an event
+    /// at or after their deadline (C-5). Flow 0 (times in ns):
+    /// - 1 000 ECT(0): not CE, no flow yet.
+    /// - 2 000 CE: the flow's first mark: CNP at once (CNP 1).
+    /// - 5 000 CE: 3 000 < N after it: remembered, timer at 12 000; 6 000 CE: already pending.
+    /// - 7 000 ECT(0): not CE, a mark pending (it stays).
+    /// - timer 12 000: CNP 2. 12 000 CE: 0 ns after the timer's CNP: remembered, timer 22 000.
+    /// - timer 22 000: CNP 3. 32 000 CE: exactly N after it: CNP 4 at once.
+    /// - 50 000 CE: 18 000 > N: CNP 5 at once.
+    /// - 40 000 CE (out of order, before CNP 5): inside its interval, timer 60 000: CNP 6.
+    ///
+    /// Flow 1, at the end of u64 time: u64::MAX − 5 000 CE: its first, CNP 7; u64::MAX − 1 000
+    /// CE: remembered, but last + N overflows: no timer, the mark dropped; u64::MAX CE: already
+    /// pending, still no timer.
+    #[test]
+    fn coverage_counts_every_rule_on_a_hand_stream() {
+        let params = NpParams {
+            min_time_between_cnps: 10,
+            ..NpParams::default()
+        };
+        let mut m = Np::new(params).unwrap();
+        let rx = |ecn| EventKind::RxData {
+            psn: 0,
+            bytes: 1000,
+            opcode: 0x07,
+            ecn,
+            send_ts_ns: None,
+        };
+        let end = u64::MAX;
+        let stream = [
+            (1_000, 0, rx(2)),
+            (2_000, 0, rx(ECN_CE)),
+            (5_000, 0, rx(ECN_CE)),
+            (6_000, 0, rx(ECN_CE)),
+            (7_000, 0, rx(2)),
+            (12_000, 0, rx(ECN_CE)),
+            (32_000, 0, rx(ECN_CE)),
+            (50_000, 0, rx(ECN_CE)),
+            (40_000, 0, rx(ECN_CE)),
+            (end - 5_000, 1, rx(ECN_CE)),
+            (end - 1_000, 1, rx(ECN_CE)),
+            (end, 1, rx(ECN_CE)),
+        ];
+        let mut out = Vec::new();
+        for (i, (t_ns, flow, kind)) in stream.into_iter().enumerate() {
+            while let Some(d) = m.next_timer_ns().filter(|&d| d <= t_ns) {
+                m.on_timer(d, &mut out);
+            }
+            let ev = Event {
+                t_ns,
+                flow,
+                index: i as u64,
+                kind,
+            };
+            m.on_event(&ev, &mut out);
+        }
+        assert_eq!(m.next_timer_ns(), None);
+        let sent: Vec<(u64, FlowId)> = out.iter().map(|d| (d.t_ns, d.flow)).collect();
+        let cnps = [
+            (2_000, 0),
+            (12_000, 0),
+            (22_000, 0),
+            (32_000, 0),
+            (50_000, 0),
+            (60_000, 0),
+            (end - 5_000, 1),
+        ];
+        assert_eq!(sent, cnps);
+        let counts: Vec<u64> = m.coverage().iter().map(|c| c.1).collect();
+        #[rustfmt::skip]
+        let want = [
+            2, // first mark of a flow: 2 000 (flow 0), u64::MAX − 5 000 (flow 1)
+            1, 1, // > N (50 000); = N (32 000)
+            3, 2, // remembered: 5 000, 12 000, u64::MAX − 1 000; already pending: 6 000, u64::MAX
+            3, // timer CNPs: 12 000, 22 000, 60 000
+            1, // C-5: the mark at 12 000
+            2, 1, // not CE: 1 000, 7 000; with a mark pending: 7 000
+            1, // out of order: 40 000
+            2, // never-ending interval: u64::MAX − 1 000, u64::MAX
+        ];
+        assert_eq!(counts, want);
     }
 }
