@@ -337,6 +337,124 @@ pub const STATE_NAMES: &[&str] = &[
     "decrease_cnp_arrived",
 ];
 
+/// The rules and branches of `dcqcn-ns3` whose use `coverage()` counts, named by their rows of
+/// docs/models/ns3.md (the `*Mlx` functions, D2-D7) or the project rule (C-3);
+/// docs/conformance.md says which bundled trace exercises which. Counted once per event or
+/// timer firing that exercises them, observed from the flow's state before and after it
+/// (nothing allocated; counting cannot change a decision).
+pub const COVERAGE: [&str; 20] = [
+    "D5 tx_data: no byte counter, nothing changes",
+    "cnp_received_mlx first CNP: alpha = 1, alpha and decrease timers started",
+    "D7 first CNP with RATE_ON_FIRST_CNP < 1: Rc = Rt lowered",
+    "cnp_received_mlx later CNP: both CNP bits set",
+    "D2 CNP while a cut is already pending (one cut per interval)",
+    "D3 alpha timer, CNP in the interval: alpha = (1 - g) alpha + g",
+    "D3 alpha timer, no CNP in the interval: alpha = (1 - g) alpha",
+    "D2 decrease check without a CNP: no cut",
+    "D2 decrease check after a CNP: cut, rate-increase timer restarted",
+    "D4 cut: Rt = Rc, a rate-increase round ran since the last cut",
+    "D4 cut: Rt = Rc on CLAMP_TARGET_RATE alone (no round since the last cut)",
+    "D4 cut: Rt kept (no round since the last cut, CLAMP_TARGET_RATE 0)",
+    "C-3 cut truncated (Rc (1 - alpha/2) not whole), not clamped",
+    "D7 cut clamped to MIN_RATE",
+    "D5 fast recovery: timer_stage < F",
+    "D5 additive increase: timer_stage = F, Rt += RATE_AI",
+    "D5 hyper increase: timer_stage > F, Rt += RATE_HAI",
+    "Rt clamped at the line rate",
+    "C-3 Rc/2 + Rt/2 truncated (an odd rate)",
+    "ns-3 order: a rate increase and a decrease check due at the same ns",
+];
+
+/// Indices into [`COVERAGE`].
+mod cov {
+    pub const TX_DATA: usize = 0;
+    pub const FIRST_CNP: usize = 1;
+    pub const FIRST_CNP_LOWERS: usize = 2;
+    pub const LATER_CNP: usize = 3;
+    pub const CNP_CUT_PENDING: usize = 4;
+    pub const ALPHA_RAISED: usize = 5;
+    pub const ALPHA_DECAYS: usize = 6;
+    pub const CHECK_NO_CUT: usize = 7;
+    pub const CUT: usize = 8;
+    pub const CUT_RT_AFTER_ROUND: usize = 9;
+    pub const CUT_RT_CLAMP_FLAG: usize = 10;
+    pub const CUT_RT_KEPT: usize = 11;
+    pub const CUT_TRUNCATED: usize = 12;
+    pub const CUT_MIN_CLAMP: usize = 13;
+    pub const FAST_RECOVERY: usize = 14;
+    pub const ADDITIVE: usize = 15;
+    pub const HYPER: usize = 16;
+    pub const RT_LINE_CLAMP: usize = 17;
+    pub const HALF_TRUNCATED: usize = 18;
+    pub const TIE: usize = 19;
+}
+
+type Covered = [bool; COVERAGE.len()];
+
+/// Which of [`COVERAGE`] one `rx_cnp` exercised (`b`: the flow's state before it).
+fn covered_by_cnp(cfg: &Config, b: &FlowState) -> Covered {
+    let mut c = [false; COVERAGE.len()];
+    c[cov::FIRST_CNP] = b.first_cnp;
+    c[cov::FIRST_CNP_LOWERS] = b.first_cnp && cfg.rate_on_first_cnp < 1.0;
+    c[cov::LATER_CNP] = !b.first_cnp;
+    c[cov::CNP_CUT_PENDING] = !b.first_cnp && b.decrease_cnp_arrived;
+    c
+}
+
+/// Which of [`COVERAGE`] one timer firing (`which`, due at `at`) exercised, from the flow's
+/// state before (`b`) and after (`a`) it.
+fn covered_by_timer(cfg: &Config, which: Which, at: u64, b: &FlowState, a: &FlowState) -> Covered {
+    let mut c = [false; COVERAGE.len()];
+    let due = |p: Option<Pending>| p.is_some_and(|p| p.at_ns == at);
+    match which {
+        Which::Alpha => {
+            c[cov::ALPHA_RAISED] = b.alpha_cnp_arrived;
+            c[cov::ALPHA_DECAYS] = !b.alpha_cnp_arrived;
+        }
+        Which::Decrease => {
+            // Counted once, by the first of the two to fire (it clears its own slot).
+            c[cov::TIE] = due(b.rp_event);
+            if !b.decrease_cnp_arrived {
+                c[cov::CHECK_NO_CUT] = true;
+                return c;
+            }
+            c[cov::CUT] = true;
+            c[cov::CUT_RT_AFTER_ROUND] = b.rp_time_stage != 0;
+            c[cov::CUT_RT_CLAMP_FLAG] = b.rp_time_stage == 0 && cfg.clamp_target_rate;
+            c[cov::CUT_RT_KEPT] = b.rp_time_stage == 0 && !cfg.clamp_target_rate;
+            // Which branch decided the new rate: the minimum, or the truncated product.
+            let product = b.rate_bps as f64 * (1.0 - b.alpha / 2.0);
+            let clamped = cxx_f64_to_u64(product) < cfg.min_rate_bps;
+            c[cov::CUT_MIN_CLAMP] = clamped;
+            c[cov::CUT_TRUNCATED] = !clamped && product.fract() != 0.0;
+        }
+        Which::RateIncrease => {
+            c[cov::TIE] = due(b.decrease_event);
+            let stage = b.rp_time_stage;
+            c[cov::FAST_RECOVERY] = stage < cfg.threshold;
+            c[cov::ADDITIVE] = stage == cfg.threshold;
+            c[cov::HYPER] = stage > cfg.threshold;
+            let step = if stage == cfg.threshold {
+                cfg.rai_bps
+            } else {
+                cfg.rhai_bps
+            };
+            c[cov::RT_LINE_CLAMP] =
+                stage >= cfg.threshold && b.target_rate_bps.wrapping_add(step) > cfg.line_rate_bps;
+            // `m_rate / 2 + m_targetRate / 2`: each half truncated when its rate is odd.
+            c[cov::HALF_TRUNCATED] = b.rate_bps % 2 == 1 || a.target_rate_bps % 2 == 1;
+        }
+    }
+    c
+}
+
+#[inline]
+fn count(into: &mut [u64; COVERAGE.len()], c: Covered) {
+    for (n, hit) in into.iter_mut().zip(c) {
+        *n += u64::from(hit);
+    }
+}
+
 /// The `dcqcn-ns3` reaction-point model.
 ///
 /// Events: `rx_cnp` runs `cnp_received_mlx` and decides; other events are not inputs (the
@@ -349,6 +467,8 @@ pub struct DcqcnNs3 {
     /// Every flow's earliest timer: (deadline, flow, seq). Entries whose flow's earliest
     /// timer changed are stale and skipped; the top is always a live entry.
     heap: BinaryHeap<Reverse<(u64, FlowId, u64)>>,
+    /// How often each of [`COVERAGE`] ran.
+    covered: [u64; COVERAGE.len()],
 }
 
 impl DcqcnNs3 {
@@ -358,6 +478,7 @@ impl DcqcnNs3 {
             cfg: params.config()?,
             flows: BTreeMap::new(),
             heap: BinaryHeap::new(),
+            covered: [0; COVERAGE.len()],
         })
     }
 
@@ -412,6 +533,7 @@ impl DcqcnNs3 {
         let Some((at, _, which)) = st.earliest() else {
             return;
         };
+        let before = *st;
         *st.slot(which) = None;
         match which {
             Which::Alpha => st.update_alpha(at, &cfg),
@@ -439,6 +561,10 @@ impl DcqcnNs3 {
                 ));
             }
         }
+        count(
+            &mut self.covered,
+            covered_by_timer(&cfg, which, at, &before, st),
+        );
     }
 }
 
@@ -449,6 +575,9 @@ impl Model for DcqcnNs3 {
 
     fn on_event(&mut self, ev: &Event, out: &mut Vec<Decision>) {
         if ev.kind != EventKind::RxCnp {
+            if matches!(ev.kind, EventKind::TxData { .. }) {
+                self.covered[cov::TX_DATA] += 1; // D5: no byte counter
+            }
             return;
         }
         let cfg = self.cfg;
@@ -456,6 +585,7 @@ impl Model for DcqcnNs3 {
             .flows
             .entry(ev.flow)
             .or_insert_with(|| FlowState::new(&cfg));
+        count(&mut self.covered, covered_by_cnp(&cfg, st));
         let before = st.earliest();
         st.cnp(ev.t_ns, &cfg);
         out.push(Self::decision(ev.t_ns, ev.flow, ev.cause(), st));
@@ -466,6 +596,10 @@ impl Model for DcqcnNs3 {
 
     fn next_timer_ns(&self) -> Option<u64> {
         self.heap.peek().map(|Reverse((at, _, _))| *at)
+    }
+
+    fn coverage(&self) -> Vec<(&'static str, u64)> {
+        COVERAGE.iter().copied().zip(self.covered).collect()
     }
 
     /// Fires the timers due at the earliest pending deadline, if it is at or before
@@ -487,5 +621,130 @@ impl Model for DcqcnNs3 {
             self.fire_one(flow, out);
             self.requeue(flow);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Feed `(t_ns, kind)` of flow 0, firing the timers due at or before each event first
+    /// (C-5); the coverage counts and the last decision's rate.
+    fn run(p: &DcqcnNs3Params, stream: &[(u64, EventKind)]) -> (Vec<u64>, u64) {
+        let mut m = DcqcnNs3::new(p).unwrap();
+        let mut out = Vec::new();
+        for (i, (t_ns, kind)) in stream.iter().enumerate() {
+            while let Some(d) = m.next_timer_ns().filter(|d| d <= t_ns) {
+                m.on_timer(d, &mut out);
+            }
+            let ev = Event {
+                t_ns: *t_ns,
+                flow: 0,
+                index: i as u64,
+                kind: *kind,
+            };
+            m.on_event(&ev, &mut out);
+        }
+        let counts = m.coverage().iter().map(|c| c.1).collect();
+        (counts, out.last().unwrap().outputs.rate_bps.unwrap())
+    }
+
+    const TX: EventKind = EventKind::TxData {
+        psn: 0,
+        bytes: 1000,
+        opcode: 0x0a,
+    };
+
+    /// Every rule of [`COVERAGE`] on two hand-built flows, counted by hand from
+    /// docs/models/ns3.md (the `*Mlx` functions). Alpha every 1 µs, decrease checks every
+    /// 4 µs from the first CNP + 4 µs + 1 ns, RP_TIMER 8 µs (so every increase falls on a
+    /// check and, scheduled 8 µs ahead rather than 4, runs first), g = 1: an alpha update sets
+    /// alpha to 1 after a CNP in its interval, else to 0, so each cut below halves the rate.
+    #[test]
+    fn coverage_counts_every_rule_on_hand_streams() {
+        // Line 1 Gbps, F 1, AI 100 Mbps, HAI 400 Mbps, MIN 300 Mbps, CLAMP_TARGET_RATE 0.
+        let p = DcqcnNs3Params {
+            line_rate_bps: 1_000_000_000,
+            rp_timer: 8.0,
+            ewma_gain: 1.0,
+            rate_ai: 100_000_000,
+            rate_hai: 400_000_000,
+            min_rate: 300_000_000,
+            ..DcqcnNs3Params::default()
+        };
+        // CNP at 1 µs: first (alpha 1, Rc = Rt = 1e9); alpha 2..4 µs decays to 0.
+        // 4.5 µs: a CNP with the first one's cut pending; alpha 5 µs raised to 1.
+        //   5.001 µs: cut, Rt kept (no round yet): 1e9 / 2 = 5e8, exact. Increase at 13.001.
+        // 8.5 µs: CNP; alpha 9 µs raised. 9.001: cut, Rt kept: 2.5e8 < 3e8: MIN_RATE 3e8;
+        //   the increase moves to 17.001. 13.001: check, no CNP.
+        // 17.001: increase (first, tie with a check), stage 0: fast recovery, Rc = 1.5e8 + 5e8
+        //   = 6.5e8; the check finds no CNP.
+        // 20.5 µs: CNP; alpha 21 µs raised. 21.001: cut after a round: Rt = Rc = 6.5e8, Rc =
+        //   3.25e8 (exact, above MIN). Increase at 29.001; 25.001 check, no CNP.
+        // 29.001: fast recovery, Rc = 1.625e8 + 3.25e8 = 4.875e8 (stage 1); check, no CNP.
+        // 33.001: check. 37.001: additive, Rt 7.5e8, Rc = 2.4375e8 + 3.75e8 = 6.1875e8
+        //   (stage 2); check. 41.001: check. 45.001: hyper, Rt 7.5e8 + 4e8 = 1.15e9 clamped to
+        //   1e9, Rc = 3.09375e8 + 5e8 = 809,375,000; check. Every halved rate is even.
+        // Alpha updates 2..45 µs: 44, raised at 5, 9, 21 µs. Checks 5.001 + 4k µs up to 45.001:
+        // 11, 3 of them cuts.
+        let stream = [
+            (0, TX),
+            (1_000, EventKind::RxCnp),
+            (4_500, EventKind::RxCnp),
+            (8_500, EventKind::RxCnp),
+            (20_500, EventKind::RxCnp),
+            (45_500, TX),
+        ];
+        let (counts, rate) = run(&p, &stream);
+        assert_eq!(rate, 809_375_000);
+        #[rustfmt::skip]
+        let want = [
+            2, // tx_data
+            1, 0, 3, 1, // first CNP (not lowered), later CNPs, one with a cut pending (4.5 µs)
+            3, 41, // alpha raised, decayed
+            8, 3, // checks without and with a cut
+            1, 0, 2, // Rt = Rc after a round (21.001); by the flag; kept (5.001, 9.001)
+            0, 1, // truncated cut, MIN_RATE (9.001)
+            2, 1, 1, // fast recovery (17.001, 29.001), additive (37.001), hyper (45.001)
+            1, 0, // Rt at the line rate (45.001), odd halves
+            4, // increase and check at one ns: 17.001, 29.001, 37.001, 45.001
+        ];
+        assert_eq!(counts, want);
+
+        // Line 999,999,999 (odd), RATE_ON_FIRST_CNP 0.5, CLAMP_TARGET_RATE 1, MIN 100 Mbps.
+        let p = DcqcnNs3Params {
+            line_rate_bps: 999_999_999,
+            rp_timer: 8.0,
+            ewma_gain: 1.0,
+            rate_ai: 100_000_000,
+            rate_hai: 400_000_000,
+            clamp_target_rate: true,
+            rate_on_first_cnp: 0.5,
+            ..DcqcnNs3Params::default()
+        };
+        // 1 µs: first CNP, Rc = Rt = (u64)(999,999,999 × 0.5) = 499,999,999. 4.5 µs: CNP,
+        // cut pending; alpha 5 µs raised. 5.001: cut, Rt = Rc by the flag alone (stage 0);
+        // 499,999,999 / 2 = 249,999,999.5 truncated. 9.001: check. 13.001: increase first
+        // (tie), fast recovery: Rc = 124,999,999 + 249,999,999 = 374,999,998 (both halves of
+        // odd rates truncated); check. Alpha updates 2..13 µs: 12, raised once.
+        let stream = [
+            (0, TX),
+            (1_000, EventKind::RxCnp),
+            (4_500, EventKind::RxCnp),
+            (13_500, TX),
+        ];
+        let (counts, rate) = run(&p, &stream);
+        assert_eq!(rate, 374_999_998);
+        #[rustfmt::skip]
+        let want = [
+            2, 1, 1, 1, 1, // tx_data, first CNP lowered, later CNP with a cut pending
+            1, 11, // alpha raised, decayed
+            2, 1, // checks without and with a cut
+            0, 1, 0, // Rt = Rc by CLAMP_TARGET_RATE alone
+            1, 0, // truncated cut
+            1, 0, 0, 0, 1, // fast recovery, odd halves
+            1, // tie at 13.001
+        ];
+        assert_eq!(counts, want);
     }
 }

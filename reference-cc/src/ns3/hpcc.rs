@@ -12,7 +12,7 @@
 
 use std::collections::BTreeMap;
 
-use ccreplay_codecs::shim::int::IntHop;
+use ccreplay_codecs::shim::int::{IntHop, IntStackHeader};
 use serde::{Deserialize, Serialize};
 
 use super::{check_line_rate, check_min_rate, check_step, cxx_f64_to_u64, err, flag};
@@ -221,6 +221,9 @@ pub struct FlowState {
     pub hops: [IntHop; MAX_HOP],
     /// `hp.hopState` (`MULTI_RATE`).
     pub hop_state: [HopState; MAX_HOP],
+    /// Coverage only, never read by the update: the nHop and pathID of the last INT stack
+    /// whose records were stored (the simulator keeps none: docs/models/ns3.md H7).
+    seen_path: Option<IntStackHeader>,
 }
 
 impl FlowState {
@@ -241,6 +244,7 @@ impl FlowState {
                 rc_bps: cfg.max_rate_bps,
                 inc_stage: 0,
             }; MAX_HOP],
+            seen_path: None,
         }
     }
 }
@@ -281,6 +285,38 @@ enum Kind {
     Ignored,
 }
 
+/// `if (m_sampleFeedback) if (GetQlen() == 0 and fast_react) continue;` (N13).
+#[inline]
+fn sampled_out(cfg: &Config, hop: &IntHop, fast_react: bool) -> bool {
+    cfg.sample_feedback && fast_react && get_qlen(hop, cfg.int_multi) == 0
+}
+
+/// One hop's `tau` (ns, before any clamp) and `u` against its stored record `prev`
+/// (`UpdateRateHp`, N5-N6). `None` for a hop the simulator would divide by zero on — no known
+/// line rate, or a zero time delta (docs/models/ns3.md H8) —, which is skipped.
+#[inline]
+fn hop_u(cfg: &Config, hop: &IntHop, prev: &IntHop) -> Option<(u64, f64)> {
+    let line_bps = line_rate(hop)?;
+    let tau = hop.ts_delta_ns(*prev); // GetTimeDelta: modular 24-bit
+    if tau == 0 {
+        return None;
+    }
+    // `double duration = tau * 1e-9;`
+    let duration = tau as f64 * 1e-9;
+    // `GetBytesDelta(...) * 8 / duration`: units delta × 128 × multi × 8 in uint64, then
+    // / double. Max 2^20 × 2^7 × 2^32 × 8 = 2^62: no overflow.
+    let bytes_delta = (u64::from(hop.tx_bytes.wrapping_sub(prev.tx_bytes)) & 0xF_FFFF)
+        * BYTE_UNIT
+        * u64::from(cfg.int_multi);
+    let tx_rate = (bytes_delta * 8) as f64 / duration;
+    // `u = txRate / GetLineRate() + (double)min(qlen, qlen_prev) * m_max_rate /
+    //  GetLineRate() / m_win`, left to right.
+    let qlen_min = get_qlen(hop, cfg.int_multi).min(get_qlen(prev, cfg.int_multi));
+    let u = tx_rate / f(line_bps)
+        + f64::from(qlen_min) * f(cfg.max_rate_bps) / f(line_bps) / f(cfg.win_bytes);
+    Some((tau, u))
+}
+
 /// `RdmaHw::UpdateRateHp` after the first RTT, for one ACK with `hops` (nhop <= 5).
 /// Returns nothing: it updates `st` exactly as the C++ does.
 fn update_rate(cfg: &Config, st: &mut FlowState, hops: &[IntHop], fast_react: bool) {
@@ -290,37 +326,17 @@ fn update_rate(cfg: &Config, st: &mut FlowState, hops: &[IntHop], fast_react: bo
     let mut updated = [false; MAX_HOP];
     let mut updated_any = false;
     for (i, hop) in hops.iter().enumerate() {
-        let prev = st.hops[i];
-        let qlen_now = get_qlen(hop, cfg.int_multi);
-        // `if (m_sampleFeedback) if (GetQlen() == 0 and fast_react) continue;`
-        if cfg.sample_feedback && qlen_now == 0 && fast_react {
+        if sampled_out(cfg, hop, fast_react) {
             continue;
         }
         // Differences from the simulator (docs/models/ns3.md, "Hops the simulator divides by
         // zero on"): a hop with no known line rate or a zero time delta would make `u` inf or
         // NaN there; here it is skipped like a sampled-out hop (record not stored).
-        let Some(line_bps) = line_rate(hop) else {
+        let Some((mut tau, u)) = hop_u(cfg, hop, &st.hops[i]) else {
             continue;
         };
-        let mut tau = hop.ts_delta_ns(prev); // GetTimeDelta: modular 24-bit
-        if tau == 0 {
-            continue;
-        }
         updated[i] = true;
         updated_any = true;
-        // `double duration = tau * 1e-9;`
-        let duration = tau as f64 * 1e-9;
-        // `GetBytesDelta(...) * 8 / duration`: units delta × 128 × multi × 8 in uint64, then
-        // / double. Max 2^20 × 2^7 × 2^32 × 8 = 2^62: no overflow.
-        let bytes_delta = (u64::from(hop.tx_bytes.wrapping_sub(prev.tx_bytes)) & 0xF_FFFF)
-            * BYTE_UNIT
-            * u64::from(cfg.int_multi);
-        let tx_rate = (bytes_delta * 8) as f64 / duration;
-        // `u = txRate / GetLineRate() + (double)min(qlen, qlen_prev) * m_max_rate /
-        //  GetLineRate() / m_win`, left to right.
-        let qlen_min = qlen_now.min(get_qlen(&prev, cfg.int_multi));
-        let u = tx_rate / f(line_bps)
-            + f64::from(qlen_min) * f(cfg.max_rate_bps) / f(line_bps) / f(cfg.win_bytes);
         if !cfg.multi_rate {
             // single R: the first hop with the largest u (strict >) gives U and dt
             if u > big_u {
@@ -398,13 +414,25 @@ fn update_rate(cfg: &Config, st: &mut FlowState, hops: &[IntHop], fast_react: bo
 /// `m_max_rate`, in that order.
 #[inline]
 fn next_rate(cfg: &Config, rc_bps: u64, inc_stage: u32, c: f64) -> (u64, u32) {
-    let (r, s) = if c >= 1.0 || inc_stage >= cfg.mi_thresh {
+    let (r, s) = unclamped_rate(cfg, rc_bps, inc_stage, c);
+    (clamp_rate(cfg, r), s)
+}
+
+/// N9 before the clamps: the rate and incStage of the MI/MD or the AI branch.
+#[inline]
+fn unclamped_rate(cfg: &Config, rc_bps: u64, inc_stage: u32, c: f64) -> (u64, u32) {
+    if c >= 1.0 || inc_stage >= cfg.mi_thresh {
         // `DataRate / double` = DataRate(bps / c) (data-rate.cc), `+` adds the u64 bps
         // (wrapping, as C++ unsigned arithmetic). c = 0 gives +inf → 0 (cxx_f64_to_u64).
         (cxx_f64_to_u64(f(rc_bps) / c).wrapping_add(cfg.rai_bps), 0)
     } else {
         (rc_bps.wrapping_add(cfg.rai_bps), inc_stage.wrapping_add(1))
-    };
+    }
+}
+
+/// N9's clamps: `< m_minRate` → `m_minRate`, then `> m_max_rate` → `m_max_rate`.
+#[inline]
+fn clamp_rate(cfg: &Config, r: u64) -> u64 {
     let mut r = r;
     if r < cfg.min_rate_bps {
         r = cfg.min_rate_bps;
@@ -412,7 +440,190 @@ fn next_rate(cfg: &Config, rc_bps: u64, inc_stage: u32, c: f64) -> (u64, u32) {
     if r > cfg.max_rate_bps {
         r = cfg.max_rate_bps;
     }
-    (r, s)
+    r
+}
+
+/// The rules and branches of `hpcc-ns3` whose use `coverage()` counts, named by their rows of
+/// docs/models/ns3.md (N1-N14, H7-H10) or the project rule (C-2); docs/conformance.md says
+/// which bundled trace exercises which. Counted once per `rx_ack` / `rx_nak` that exercises
+/// them, observed from outside the update ([`covered_by`]: the flow's state before and after,
+/// the ACK, and the same pure per-hop functions), so counting cannot change a decision.
+pub const COVERAGE: [&str; 27] = [
+    "H10 ACK without INT (nhop 0): no rate change",
+    "N3 first ACK of a flow: INT stored, lastUpdateSeq = snd_nxt",
+    "N2 committed update: ack.seq after lastUpdateSeq (once per RTT)",
+    "N2 fast react: ack.seq not after lastUpdateSeq (FAST_REACT 1)",
+    "N2 ACK within the RTT ignored (FAST_REACT 0)",
+    "C-2 serial and integer order of ack.seq and lastUpdateSeq differ (PSN wrap)",
+    "H9 NAK: ack.seq = PSN, snd_nxt = snd_una first",
+    "N4 more than 5 hops: no rate change",
+    "INT from more than one hop",
+    "H7 path change (nHop or pathID): deltas against another path's records",
+    "N5 INT ts delta across the 24-bit wrap",
+    "N5 INT txBytes delta across the 20-bit wrap",
+    "H8 a hop skipped: zero TS delta or no line rate",
+    "N13 SAMPLE_FEEDBACK: a hop with qLen 0 skipped on a fast react",
+    "N7 MULTI_RATE 0: one U from the most loaded hop",
+    "N7 the most loaded hop is not the first",
+    "N7 N8 tau clamped to T",
+    "N8 MULTI_RATE 1: u and Rc per hop",
+    "N10 MULTI_RATE 1: R from a hop other than the first",
+    "N10 MULTI_RATE 1: R bounded by the Rc of a hop not updated",
+    "N9 MD: c >= 1",
+    "N9 MI: incStage >= MI_THRESH, c < 1",
+    "N9 AI: incStage < MI_THRESH",
+    "N9 rate clamped to MIN_RATE",
+    "N9 rate clamped to the line rate",
+    "N14 VAR_WIN 1: window from the rate",
+    "N14 VAR_WIN 0: fixed window",
+];
+
+/// Indices into [`COVERAGE`].
+mod cov {
+    pub const NO_INT: usize = 0;
+    pub const FIRST: usize = 1;
+    pub const COMMITTED: usize = 2;
+    pub const FAST: usize = 3;
+    pub const IGNORED: usize = 4;
+    pub const PSN_WRAP: usize = 5;
+    pub const NAK: usize = 6;
+    pub const LONG_STACK: usize = 7;
+    pub const MULTI_HOP: usize = 8;
+    pub const PATH_CHANGE: usize = 9;
+    pub const TS_WRAP: usize = 10;
+    pub const TX_WRAP: usize = 11;
+    pub const UNDEFINED_HOP: usize = 12;
+    pub const SAMPLED_OUT: usize = 13;
+    pub const SINGLE: usize = 14;
+    pub const MAX_NOT_FIRST: usize = 15;
+    pub const TAU_CLAMPED: usize = 16;
+    pub const MULTI: usize = 17;
+    pub const R_LATER_HOP: usize = 18;
+    pub const R_STALE_HOP: usize = 19;
+    pub const MD: usize = 20;
+    pub const MI: usize = 21;
+    pub const AI: usize = 22;
+    pub const MIN_CLAMP: usize = 23;
+    pub const MAX_CLAMP: usize = 24;
+    pub const VAR_WIN: usize = 25;
+    pub const FIXED_WIN: usize = 26;
+}
+
+type Covered = [bool; COVERAGE.len()];
+
+/// Mark the N9 branch and clamp one rate computation took (`c` after its EWMA, `rc_bps` and
+/// `inc_stage` before it), and return the clamped rate.
+fn covered_step(cfg: &Config, rc_bps: u64, inc_stage: u32, c: f64, cv: &mut Covered) -> u64 {
+    if c >= 1.0 {
+        cv[cov::MD] = true;
+    } else if inc_stage >= cfg.mi_thresh {
+        cv[cov::MI] = true;
+    } else {
+        cv[cov::AI] = true;
+    }
+    let (r, _) = unclamped_rate(cfg, rc_bps, inc_stage, c);
+    cv[cov::MIN_CLAMP] |= r < cfg.min_rate_bps;
+    cv[cov::MAX_CLAMP] |= r > cfg.max_rate_bps;
+    clamp_rate(cfg, r)
+}
+
+/// Which of [`COVERAGE`] one ACK (`nak` false) or NAK exercised, from the flow's state before
+/// and after it, the ACK and how [`HpccNs3::on_ack`] dispatched it.
+fn covered_by(
+    cfg: &Config,
+    before: &FlowState,
+    ack: &AckInfo,
+    nak: bool,
+    kind: Kind,
+    after: &FlowState,
+) -> Covered {
+    let mut cv = [false; COVERAGE.len()];
+    cv[cov::NAK] = nak;
+    cv[cov::VAR_WIN] = cfg.var_win;
+    cv[cov::FIXED_WIN] = !cfg.var_win;
+    let (hops, nhop, header) = match &ack.int {
+        Some(s) => (s.hops(), usize::from(s.n_hop()), Some(s.header)),
+        None => (&[][..], 0, None),
+    };
+    cv[cov::NO_INT] = nhop == 0;
+    cv[cov::FIRST] = kind == Kind::First;
+    cv[cov::COMMITTED] = kind == Kind::Update;
+    cv[cov::FAST] = kind == Kind::Fast;
+    cv[cov::IGNORED] = kind == Kind::Ignored;
+    if kind != Kind::First {
+        let ack_seq = if nak { ack.psn } else { psn_add(ack.psn, 1) };
+        let last = before.last_update_seq;
+        cv[cov::PSN_WRAP] = psn_after(ack_seq, last) != (ack_seq > last);
+    }
+    if kind == Kind::Ignored {
+        return cv;
+    }
+    if nhop > MAX_HOP {
+        cv[cov::LONG_STACK] = true;
+        return cv;
+    }
+    if kind == Kind::First {
+        return cv;
+    }
+    // The update ran on these hops.
+    let fast = kind == Kind::Fast;
+    cv[cov::MULTI_HOP] = hops.len() > 1;
+    cv[cov::PATH_CHANGE] = matches!((before.seen_path, header), (Some(p), Some(h)) if p != h);
+    let t = cfg.base_rtt_ns;
+    let mut updated = [false; MAX_HOP];
+    let (mut max_u, mut max_hop, mut max_tau) = (0.0f64, None, 0u64);
+    for (i, (hop, prev)) in hops.iter().zip(&before.hops).enumerate() {
+        if sampled_out(cfg, hop, fast) {
+            cv[cov::SAMPLED_OUT] = true;
+            continue;
+        }
+        let Some((tau, u)) = hop_u(cfg, hop, prev) else {
+            cv[cov::UNDEFINED_HOP] = true;
+            continue;
+        };
+        updated[i] = true;
+        cv[cov::TS_WRAP] |= hop.ts < prev.ts;
+        cv[cov::TX_WRAP] |= hop.tx_bytes < prev.tx_bytes;
+        if cfg.multi_rate {
+            cv[cov::TAU_CLAMPED] |= tau > t;
+        } else if u > max_u {
+            (max_u, max_hop, max_tau) = (u, Some(i), tau);
+        }
+    }
+    if !updated.contains(&true) {
+        return cv;
+    }
+    if !cfg.multi_rate {
+        cv[cov::SINGLE] = true;
+        cv[cov::MAX_NOT_FIRST] = max_hop.is_some_and(|i| i > 0);
+        cv[cov::TAU_CLAMPED] = max_tau > t;
+        let c = after.u / cfg.u_target;
+        covered_step(cfg, before.cur_rate_bps, before.inc_stage, c, &mut cv);
+    } else {
+        cv[cov::MULTI] = true;
+        // R = min(line rate, each updated hop's new rate, each other hop's Rc): which hop
+        // gave it (the first to reach the minimum) and whether a hop not updated did.
+        let (mut r, mut from) = (cfg.max_rate_bps, None);
+        let (mut min_updated, mut min_stale) = (u64::MAX, u64::MAX);
+        let states = before.hop_state.iter().zip(&after.hop_state);
+        for (i, ((b, a), up)) in states.zip(updated).take(hops.len()).enumerate() {
+            let cand = if up {
+                let c = a.u / cfg.u_target;
+                let x = covered_step(cfg, b.rc_bps, b.inc_stage, c, &mut cv);
+                min_updated = min_updated.min(x);
+                x
+            } else {
+                min_stale = min_stale.min(b.rc_bps);
+                b.rc_bps
+            };
+            if cand < r {
+                (r, from) = (cand, Some(i));
+            }
+        }
+        cv[cov::R_LATER_HOP] = from.is_some_and(|i| i > 0);
+        cv[cov::R_STALE_HOP] = min_stale < min_updated.min(cfg.max_rate_bps);
+    }
+    cv
 }
 
 /// State names of a single-rate (`MULTI_RATE 0`) decision, in order (C-6).
@@ -444,6 +655,8 @@ pub const STATE_NAMES_MULTI: &[&str] = &[
 pub struct HpccNs3 {
     cfg: Config,
     flows: BTreeMap<FlowId, FlowState>,
+    /// How often each of [`COVERAGE`] ran.
+    covered: [u64; COVERAGE.len()],
 }
 
 impl HpccNs3 {
@@ -452,6 +665,7 @@ impl HpccNs3 {
         Ok(HpccNs3 {
             cfg: params.config()?,
             flows: BTreeMap::new(),
+            covered: [0; COVERAGE.len()],
         })
     }
 
@@ -476,13 +690,15 @@ impl HpccNs3 {
         }
     }
 
-    /// `RdmaHw::ReceiveAck` (the HPCC part) for one ACK (`nak` false) or NAK.
-    fn on_ack(&mut self, flow: FlowId, ack: &AckInfo, nak: bool) -> (Kind, FlowState) {
+    /// `RdmaHw::ReceiveAck` (the HPCC part) for one ACK (`nak` false) or NAK: how it was
+    /// dispatched, the flow's state before and after.
+    fn on_ack(&mut self, flow: FlowId, ack: &AckInfo, nak: bool) -> (Kind, FlowState, FlowState) {
         let cfg = self.cfg;
         let st = self
             .flows
             .entry(flow)
             .or_insert_with(|| FlowState::new(&cfg));
+        let before = *st;
         // The ACK's cumulative sequence: next PSN expected (ACK: PSN + 1; NAK: the PSN).
         let ack_seq = if nak { ack.psn } else { psn_add(ack.psn, 1) };
         // `qp->Acknowledge(seq)`: snd_una = max(snd_una, seq).
@@ -531,7 +747,11 @@ impl HpccNs3 {
             }
             Kind::Ignored => {}
         }
-        (kind, *st)
+        if kind != Kind::Ignored && (1..=MAX_HOP).contains(&nhop) {
+            // Coverage only (H7): the path whose records were just stored.
+            st.seen_path = ack.int.as_ref().map(|s| s.header);
+        }
+        (kind, before, *st)
     }
 
     fn decision(&self, ev: &Event, st: &FlowState) -> Decision {
@@ -601,8 +821,16 @@ impl Model for HpccNs3 {
             EventKind::RxNak(a) => (a, true),
             EventKind::RxCnp | EventKind::RxData { .. } | EventKind::Dequeue { .. } => return,
         };
-        let (_, st) = self.on_ack(ev.flow, ack, nak);
+        let (kind, before, st) = self.on_ack(ev.flow, ack, nak);
         out.push(self.decision(ev, &st));
+        let cv = covered_by(&self.cfg, &before, ack, nak, kind, &st);
+        for (n, hit) in self.covered.iter_mut().zip(cv) {
+            *n += u64::from(hit);
+        }
+    }
+
+    fn coverage(&self) -> Vec<(&'static str, u64)> {
+        COVERAGE.iter().copied().zip(self.covered).collect()
     }
 
     fn next_timer_ns(&self) -> Option<u64> {
@@ -615,6 +843,224 @@ impl Model for HpccNs3 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ccreplay_codecs::shim::int::IntStack;
+
+    /// An INT record: line-rate code `b` (2: 100 Gbps, the NIC's rate), TS ns, txBytes and
+    /// qLen units.
+    fn rec(b: u8, ts: u32, tx_bytes: u32, qlen: u16) -> IntHop {
+        IntHop {
+            b,
+            ts,
+            tx_bytes,
+            qlen,
+        }
+    }
+
+    fn tx(psn: u32) -> EventKind {
+        EventKind::TxData {
+            psn,
+            bytes: 1000,
+            opcode: 0x07,
+        }
+    }
+
+    fn ack(psn: u32, hops: Option<&[IntHop]>, nak: bool) -> EventKind {
+        let a = AckInfo {
+            psn,
+            syndrome: if nak { 0x60 } else { 0x1F },
+            int: hops.map(|h| IntStack::from_hops(0, h).unwrap()),
+            n: None,
+            cwnd: None,
+            rcc_flags: None,
+            ts_ns: None,
+        };
+        if nak {
+            EventKind::RxNak(a)
+        } else {
+            EventKind::RxAck(a)
+        }
+    }
+
+    /// Feed `(flow, kind)` in order (1 µs apart) and return the coverage counts.
+    fn counts(p: &HpccNs3Params, stream: Vec<(FlowId, EventKind)>) -> Vec<u64> {
+        let mut m = HpccNs3::new(p).unwrap();
+        let mut out = Vec::new();
+        for (i, (flow, kind)) in stream.into_iter().enumerate() {
+            let ev = Event {
+                t_ns: 1000 * (i as u64 + 1),
+                flow,
+                index: i as u64,
+                kind,
+            };
+            m.on_event(&ev, &mut out);
+        }
+        m.coverage().iter().map(|c| c.1).collect()
+    }
+
+    /// Every rule of [`COVERAGE`] on hand-built streams, counted by hand from
+    /// docs/models/ns3.md N1-N14. Setting: M = 100 Gbps, T = 10,000 ns, m_win = 1e11 × 1e4 /
+    /// 1e9 / 8 = 125,000 B, η 0.95, RATE_AI 5e7. Hops are at 100 Gbps (= M), so a hop's
+    /// `u = d·128·8 / (tau·1e-9) / 1e11 + 80·qmin / 125,000` (d txBytes units, qmin the smaller
+    /// qLen in units): with tau = 10,000 ns, u = 1.024e-3·d + 6.4e-4·qmin. With tau >= T the
+    /// EWMA takes u whole (`(U·0 + u·T)/T`); every U below is far from η (c = U/η vs 1).
+    #[test]
+    fn coverage_counts_every_rule_on_hand_streams() {
+        let a = |ts, tx, q| rec(2, ts, tx, q);
+        // Single rate, fast react, VAR_WIN, MI_THRESH 1, MIN_RATE 50 Gbps.
+        let single = HpccNs3Params {
+            base_rtt_ns: 10_000,
+            multi_rate: false,
+            mi_thresh: 1,
+            min_rate: 50_000_000_000,
+            ..HpccNs3Params::default()
+        };
+        let six = [a(0, 0, 0); 6];
+        let stream = vec![
+            (0, tx(0)),
+            (0, tx(1)),
+            (0, tx(2)), // snd_nxt 3
+            // first: lastUpdateSeq = 3, stores [A]
+            (0, ack(0, Some(&[a(0, 0, 0)]), false)),
+            // fast (seq 2 <= 3): u = 0.512 (d 500) = U, c 0.54, stage 0 < 1: AI, 1e11 + 5e7 > M
+            (0, ack(1, Some(&[a(10_000, 500, 0)]), false)),
+            // fast: u = 1.024 (d 1000; qmin = min(2000, 0) = 0): MD, 1e11/1.078 + 5e7 = 92.8e9
+            (0, ack(2, Some(&[a(20_000, 1500, 2000)]), false)),
+            (0, tx(3)),
+            (0, tx(4)), // snd_nxt 5
+            // committed (seq 4 > 3), path 1 -> 2 hops: A u = 6.4e-4·2000 = 1.28, B (vs the
+            // empty record, tau 5,000) u = 0: MD from hop 0, Rc = 1e11/1.347 + 5e7 = 74.27e9
+            (
+                0,
+                ack(3, Some(&[a(30_000, 1500, 2000), a(5_000, 0, 0)]), false),
+            ),
+            // fast: A u = 0 (qmin = min(0, 2000)), B u = 1.024 (d 1000): the max is hop 1; MD
+            (
+                0,
+                ack(4, Some(&[a(40_000, 1500, 0), a(15_000, 1000, 0)]), false),
+            ),
+            (0, tx(5)), // snd_nxt 6
+            // committed: tau 20,000 > T on both; A u = 500·1024/2e-5/1e11 = 0.256, B 0:
+            // U = 0.256, stage 0 < 1: AI, Rc = 74.27e9 + 5e7; incStage 1
+            (
+                0,
+                ack(5, Some(&[a(60_000, 2000, 0), a(35_000, 1000, 0)]), false),
+            ),
+            (0, tx(6)), // snd_nxt 7
+            // committed: A u = 0.512, B 0: c 0.54, stage 1 >= 1: MI, 74.32e9/0.54 > M
+            (
+                0,
+                ack(6, Some(&[a(70_000, 2500, 0), a(45_000, 1000, 0)]), false),
+            ),
+            (0, tx(7)), // snd_nxt 8
+            // NAK of 7 (seq 7, not after 7): fast; both u = 0 (d 0, qmin 0): U stays 0.512,
+            // stage 0: AI, 1e11 + 5e7 > M
+            (
+                0,
+                ack(7, Some(&[a(80_000, 2500, 5000), a(55_000, 1000, 0)]), true),
+            ),
+            // Flow 1: PSNs across the wrap, counters across theirs.
+            (1, tx(0xFF_FFFD)),
+            (1, tx(0xFF_FFFE)), // snd_nxt 0xFFFFFF
+            // first: lastUpdateSeq = 0xFFFFFF
+            (
+                1,
+                ack(0xFF_FFFD, Some(&[a(16_772_216, 1_048_476, 3000)]), false),
+            ),
+            (1, tx(0xFF_FFFF)),
+            (1, tx(0)), // snd_nxt 1
+            // seq 1: serially after 0xFFFFFF, not as integers: committed. ts 5,000 = 2^24 -
+            // 5,000 + 10,000 (tau 10,000), txBytes 400 = 2^20 - 100 + 500 (d 500): u = 0.512 +
+            // 6.4e-4·3000 = 2.432, c 2.56: MD, 1e11/2.56 + 5e7 = 39.1e9 < 50e9: MIN_RATE
+            (1, ack(0, Some(&[a(5_000, 400, 3000)]), false)),
+            // fast (seq 1 = lastUpdateSeq 1): tau 0, then a code without a rate: skipped
+            (1, ack(0, Some(&[a(5_000, 400, 3000)]), false)),
+            (1, ack(0, Some(&[rec(8, 15_000, 400, 3000)]), false)),
+            // fast, no INT; fast, 6 hops
+            (1, ack(0, None, false)),
+            (1, ack(0, Some(&six), false)),
+        ];
+        #[rustfmt::skip]
+        let want = [
+            1, // no INT: flow 1
+            2, 4, 8, 0, // first (2 flows), committed, fast, ignored
+            1, 1, 1, // PSN wrap, NAK, 6 hops
+            5, 1, // more than one hop (4 ACKs of flow 0 and its NAK), path change (1 -> 2 hops)
+            1, 1, 2, 0, // ts wrap, txBytes wrap, skipped hops (tau 0, code 8), sampled out
+            8, 1, 1, // single-rate updates, max not the first, tau clamped
+            0, 0, 0, // per-hop rates
+            4, 1, 3, // MD, MI, AI
+            1, 3, // MIN_RATE, line rate
+            14, 0, // VAR_WIN on every ACK
+        ];
+        assert_eq!(counts(&single, stream), want);
+
+        // Per-hop rates, SAMPLE_FEEDBACK, fixed window, MI_THRESH 1, MIN_RATE 1e8. With
+        // tau = T a hop's u_i takes its u whole.
+        let multi = HpccNs3Params {
+            base_rtt_ns: 10_000,
+            mi_thresh: 1,
+            multi_rate: true,
+            sample_feedback: true,
+            var_win: false,
+            ..HpccNs3Params::default()
+        };
+        let stream = vec![
+            (0, tx(0)),
+            (0, tx(1)),
+            (0, tx(2)),                                            // snd_nxt 3
+            (0, ack(0, Some(&[a(0, 0, 10), a(0, 0, 10)]), false)), // first, lastUpdateSeq 3
+            // fast: A u = 1.024 + 6.4e-4·10 = 1.0304, c 1.085: MD, 92.2e9 + 5e7; B qLen 0:
+            // sampled out, its Rc 1e11 is no bound. R from hop 0
+            (
+                0,
+                ack(1, Some(&[a(10_000, 1000, 10), a(10_000, 0, 0)]), false),
+            ),
+            (0, tx(3)), // snd_nxt 4
+            // committed: A u = 0.0064 (d 0, qmin 10), stage 0: AI, 1e11 + 5e7 > M. B against
+            // its first record (tau 20,000 > T): u = 2000·1024/2e-5/1e11 + 0.0064 = 1.0304:
+            // MD, 92.25e9: R from hop 1. Rc0 1e11 (incStage 1), Rc1 92.25e9
+            (
+                0,
+                ack(3, Some(&[a(20_000, 1000, 10), a(20_000, 2000, 50)]), false),
+            ),
+            // fast: A u = 0.0064, stage 1: MI, > M; B sampled out: its Rc1 92.25e9 bounds R
+            (
+                0,
+                ack(3, Some(&[a(30_000, 1000, 10), a(30_000, 2000, 0)]), false),
+            ),
+        ];
+        #[rustfmt::skip]
+        let want = [
+            0, 1, 1, 2, 0, // no INT; first, committed, fast, ignored
+            0, 0, 0, // PSN wrap, NAK, 6 hops
+            3, 0, // more than one hop, path change
+            0, 0, 0, 2, // wraps, skipped, sampled out (two fast ACKs)
+            0, 0, 1, // single rate; tau clamped (hop 1 of the committed update)
+            3, 2, 1, // per-hop updates, R from hop 1 (committed, last fast), R from a stale Rc
+            2, 1, 1, // MD (hop 0 first fast, hop 1 committed), MI, AI
+            0, 2, // MIN_RATE, line rate (committed hop 0, last hop 0)
+            0, 4, // fixed window
+        ];
+        assert_eq!(counts(&multi, stream), want);
+
+        // FAST_REACT 0: ACKs inside the RTT are ignored.
+        let slow = HpccNs3Params {
+            fast_react: false,
+            ..HpccNs3Params::default()
+        };
+        let stream = vec![
+            (0, tx(0)),
+            (0, tx(1)),                                   // snd_nxt 2
+            (0, ack(0, Some(&[a(0, 0, 0)]), false)),      // first, lastUpdateSeq 2
+            (0, ack(0, Some(&[a(1_000, 10, 0)]), false)), // seq 1 <= 2: ignored
+            (0, ack(1, Some(&[a(2_000, 20, 0)]), false)), // seq 2 <= 2: ignored
+        ];
+        let mut want = [0u64; COVERAGE.len()];
+        want[cov::FIRST] = 1;
+        want[cov::IGNORED] = 2;
+        want[cov::VAR_WIN] = 3;
+        assert_eq!(counts(&slow, stream), want);
+    }
 
     #[test]
     fn default_window_is_third_cc_bdp() {
