@@ -152,6 +152,19 @@ fn tiny_example_completion_times_agree_with_the_simulator() {
             .find(|f| f.src == host)
             .unwrap_or_else(|| panic!("no flow from {host}"));
         let got = f.fct_ns.unwrap() as f64;
+        // The flow's series end at the first sample at or after its finish (docs/metrics.md):
+        // 200 MB at 2 s of a 4 s run, sampled every 400 µs, holds ~90 samples, not ~5,000.
+        let (fin, every) = (f.finish_ns.unwrap(), out.metrics.sample_interval_ns);
+        let last = *f.throughput_bps.t_ns.last().unwrap();
+        assert!(
+            last >= fin && last < fin + every,
+            "{host}: last sample {last}, finish {fin}"
+        );
+        assert!(
+            f.throughput_bps.t_ns.len() < 100,
+            "{host}: {}",
+            f.throughput_bps.t_ns.len()
+        );
         let err = (got - fct as f64) / fct as f64;
         assert!(
             err.abs() < 0.02,

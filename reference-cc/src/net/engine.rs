@@ -1227,7 +1227,12 @@ impl Network {
         for f in &mut self.flows {
             let d = f.delivered_bytes - f.delivered_at_sample;
             f.delivered_at_sample = f.delivered_bytes;
-            let active = self.now >= f.start_ps;
+            // From its start to the first sample at or after its end (which holds its last
+            // bytes): a finished flow's series stop, so memory follows the active flows, not
+            // flows × run length.
+            let active = self.now >= f.start_ps
+                && f.finish_ps
+                    .is_none_or(|fin| self.now < fin.saturating_add(self.sample_ps));
             if active {
                 let bps = u128::from(d) * 8_000_000_000 / u128::from(secs);
                 f.throughput
