@@ -86,9 +86,10 @@ pub(crate) fn run(a: SimArgs) -> Result<u8, Failure> {
 }
 
 pub(crate) fn run_synth(a: SynthArgs) -> Result<u8, Failure> {
+    // Derived from the list synth runs, so the hint cannot go stale.
     let hint = || {
-        "bundled scenarios: roce_dcqcn, hpcc_dumbbell, hpcc_chain, fncc_dumbbell, rcc_dumbbell"
-            .to_string()
+        let names: Vec<&str> = sim::BUNDLED.iter().map(|(n, _)| *n).collect();
+        format!("bundled scenarios: {}", names.join(", "))
     };
     let written = if a.scenarios.is_empty() {
         sim::generate_bundled(&a.out).map_err(|e| Failure::input(e, hint()))?

@@ -91,10 +91,8 @@ pub enum SimError {
     /// The scenario file is wrong.
     #[error("scenario: {0}")]
     Scenario(String),
-    /// No bundled scenario of that name.
-    #[error(
-        "unknown bundled scenario `{0}` (known: roce_dcqcn, dcqcn_increase, hpcc_dumbbell, hpcc_chain, fncc_dumbbell, fncc_chain, rcc_dumbbell, rcc_bursts, dcqcn_np, dcqcn_cp)"
-    )]
+    /// No bundled scenario of that name (the names are [`BUNDLED`]'s; `synth` hints them).
+    #[error("unknown bundled scenario `{0}`")]
     UnknownScenario(String),
     /// The engine refused the configuration or failed.
     #[error("{0}")]
