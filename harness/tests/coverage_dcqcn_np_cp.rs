@@ -68,37 +68,6 @@ fn events(trace: &str, model: &str) -> Vec<serde_json::Value> {
     ev
 }
 
-/// A trace's manifest.
-fn manifest(path: &str) -> toml::Table {
-    toml::from_str(&std::fs::read_to_string(repo().join(path)).unwrap()).unwrap()
-}
-
-/// The model's `[models.params]` in a trace's manifest.
-fn params(m: &toml::Table, model: &str) -> toml::Table {
-    m["models"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["name"].as_str() == Some(model))
-        .unwrap()["params"]
-        .as_table()
-        .unwrap()
-        .clone()
-}
-
-/// Whether every rule outside `unreachable` ran at least three times and those inside never.
-fn assert_full(counts: &[(String, u64)], unreachable: &[(&str, &str)]) {
-    for (rule, n) in counts {
-        match unreachable.iter().find(|u| u.0 == rule) {
-            Some((_, why)) => assert_eq!(*n, 0, "{rule} is listed unreachable ({why})"),
-            None => assert!(*n >= 3, "{rule}: {n} < 3"),
-        }
-    }
-    for (rule, _) in unreachable {
-        assert!(counts.iter().any(|c| c.0 == *rule), "unknown rule {rule}");
-    }
-}
-
 /// The model's counts (`check TRACE --coverage`) must be the derived ones, rule for rule.
 fn assert_derived(model: &str, trace: &str, want: &BTreeMap<String, u64>) -> Vec<(String, u64)> {
     let got = common::coverage(model, &[trace]);
@@ -156,8 +125,8 @@ fn fire_np_timer(
 /// CNPs it gives are the golden decisions and, to the ns, the CNPs the receiver NIC sent.
 #[test]
 fn dcqcn_np_counts_follow_from_the_marks() {
-    let man = manifest("traces/dcqcn_np.toml");
-    let p = params(&man, "dcqcn-np");
+    let man = common::manifest("traces/dcqcn_np.toml");
+    let p = common::model_params(&man, "dcqcn-np");
     // N in ns: min_time_between_cnps is in µs.
     let n = p["min_time_between_cnps"].as_integer().unwrap() as u64 * 1_000;
     let events = events("traces/dcqcn_np.toml", "dcqcn-np");
@@ -323,7 +292,7 @@ fn dcqcn_np_counts_follow_from_the_marks() {
     assert_eq!(wire_cnps.len(), flows.len());
 
     let got = assert_derived("dcqcn-np", "traces/dcqcn_np.toml", &want);
-    assert_full(&got, &NP_UNREACHABLE);
+    common::assert_full(got.iter().map(|(k, v)| (k, v)), &NP_UNREACHABLE);
 }
 
 /// SplitMix64 (Steele, Lea, Flood, OOPSLA 2014), written again from the published algorithm:
@@ -348,7 +317,7 @@ impl SplitMix64 {
 #[test]
 fn dcqcn_cp_counts_follow_from_the_queue_lengths() {
     assert_eq!(SplitMix64(0).next_u32(), 0xE220_A839);
-    let p = params(&manifest("traces/dcqcn_cp.toml"), "dcqcn-cp");
+    let p = common::model_params(&common::manifest("traces/dcqcn_cp.toml"), "dcqcn-cp");
     let int = |k: &str| p[k].as_integer().unwrap() as u64;
     let (kmin, kmax, seed) = (int("kmin_bytes"), int("kmax_bytes"), int("seed"));
     let pmax = p["pmax"].as_float().unwrap();
@@ -423,7 +392,7 @@ fn dcqcn_cp_counts_follow_from_the_queue_lengths() {
     assert!(golden.next().is_none());
 
     let got = assert_derived("dcqcn-cp", "traces/dcqcn_cp.toml", &want);
-    assert_full(&got, &CP_UNREACHABLE);
+    common::assert_full(got.iter().map(|(k, v)| (k, v)), &CP_UNREACHABLE);
 }
 
 /// The whole bundled suite: dcqcn_np and dcqcn_cp are the only traces naming these models, so
@@ -434,9 +403,9 @@ fn the_bundled_suite_exercises_every_reachable_np_and_cp_rule_three_times() {
     let np = common::coverage("dcqcn-np", &[]);
     assert_eq!(np, common::coverage("dcqcn-np", &["traces/dcqcn_np.toml"]));
     assert_eq!(np.len(), 11);
-    assert_full(&np, &NP_UNREACHABLE);
+    common::assert_full(np.iter().map(|(k, v)| (k, v)), &NP_UNREACHABLE);
     let cp = common::coverage("dcqcn-cp", &[]);
     assert_eq!(cp, common::coverage("dcqcn-cp", &["traces/dcqcn_cp.toml"]));
     assert_eq!(cp.len(), 11);
-    assert_full(&cp, &CP_UNREACHABLE);
+    common::assert_full(cp.iter().map(|(k, v)| (k, v)), &CP_UNREACHABLE);
 }

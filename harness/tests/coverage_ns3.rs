@@ -65,25 +65,6 @@ fn read_jsonl(path: &Path) -> Vec<Value> {
         .collect()
 }
 
-/// A trace's manifest.
-fn manifest(trace: &str) -> toml::Table {
-    let path = common::repo().join(format!("traces/{trace}.toml"));
-    toml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
-
-/// The `[models.params]` of `model` in a manifest.
-fn params(m: &toml::Table, model: &str) -> toml::Table {
-    m["models"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["name"].as_str() == Some(model))
-        .unwrap_or_else(|| panic!("no {model}"))["params"]
-        .as_table()
-        .unwrap()
-        .clone()
-}
-
 fn int(t: &toml::Table, k: &str) -> u64 {
     t[k].as_integer().unwrap_or_else(|| panic!("{k}")) as u64
 }
@@ -112,19 +93,6 @@ fn assert_same(trace: &str, derived: &BTreeMap<String, u64>, reported: &[(String
     assert_eq!(sorted, mine, "{trace}: rule names");
     for (rule, n) in reported {
         assert_eq!(derived[rule], *n, "{trace}: {rule}");
-    }
-}
-
-/// Every rule outside `unreachable` at least three times over the suite, those inside never.
-fn assert_full(total: &BTreeMap<String, u64>, unreachable: &[(&str, &str)]) {
-    for (rule, n) in total {
-        match unreachable.iter().find(|u| u.0 == rule) {
-            Some((_, why)) => assert_eq!(*n, 0, "{rule} is listed unreachable ({why})"),
-            None => assert!(*n >= 3, "{rule}: {n} < 3 over the suite"),
-        }
-    }
-    for (rule, _) in unreachable {
-        assert!(total.contains_key(*rule), "unknown rule {rule}");
     }
 }
 
@@ -241,8 +209,8 @@ fn f64_of(v: &Value, k: &str) -> f64 {
 
 /// Every `hpcc-ns3` count of one trace, derived from its events and golden decisions.
 fn derive_hpcc(trace: &str) -> BTreeMap<String, u64> {
-    let man = manifest(trace);
-    let p = params(&man, "hpcc-ns3");
+    let man = common::manifest(&format!("traces/{trace}.toml"));
+    let p = common::model_params(&man, "hpcc-ns3");
     let net = man["network"].as_table().unwrap();
     let s = HpccSet {
         m: int(net, "link_rate_bps"),
@@ -497,7 +465,7 @@ fn hpcc_ns3_counts_follow_from_the_events_and_cover_every_reachable_rule() {
         }
     }
     assert_same("suite", &total, &reported("hpcc-ns3", &HPCC_TRACES));
-    assert_full(&total, &HPCC_UNREACHABLE);
+    common::assert_full(&total, &HPCC_UNREACHABLE);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -514,8 +482,8 @@ fn micros(t: &toml::Table, k: &str) -> u64 {
 /// Every `dcqcn-ns3` count of one trace, derived from its events (CNP times: the timers'
 /// schedules follow from them) and golden decisions (the rates before each step).
 fn derive_dcqcn(trace: &str) -> BTreeMap<String, u64> {
-    let man = manifest(trace);
-    let p = params(&man, "dcqcn-ns3");
+    let man = common::manifest(&format!("traces/{trace}.toml"));
+    let p = common::model_params(&man, "dcqcn-ns3");
     let line = int(man["network"].as_table().unwrap(), "link_rate_bps");
     let (a_ns, d_ns, rp_ns) = (
         micros(&p, "ALPHA_RESUME_INTERVAL"),
@@ -723,5 +691,5 @@ fn dcqcn_ns3_counts_follow_from_the_events_and_cover_every_reachable_rule() {
         }
     }
     assert_same("suite", &total, &reported("dcqcn-ns3", &DCQCN_TRACES));
-    assert_full(&total, &DCQCN_UNREACHABLE);
+    common::assert_full(&total, &DCQCN_UNREACHABLE);
 }

@@ -76,34 +76,6 @@ fn events(trace: &str, model: &str) -> Vec<serde_json::Value> {
     ev
 }
 
-/// The model's `[models.params]` in a trace's manifest.
-fn params(manifest: &str, model: &str) -> toml::Table {
-    let m: toml::Table =
-        toml::from_str(&std::fs::read_to_string(repo().join(manifest)).unwrap()).unwrap();
-    m["models"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|s| s["name"].as_str() == Some(model))
-        .unwrap()["params"]
-        .as_table()
-        .unwrap()
-        .clone()
-}
-
-/// Whether every rule outside `unreachable` ran at least three times and those inside never.
-fn assert_full(counts: &[(String, u64)], unreachable: &[(&str, &str)]) {
-    for (rule, n) in counts {
-        match unreachable.iter().find(|u| u.0 == rule) {
-            Some((_, why)) => assert_eq!(*n, 0, "{rule} is listed unreachable ({why})"),
-            None => assert!(*n >= 3, "{rule}: {n} < 3"),
-        }
-    }
-    for (rule, _) in unreachable {
-        assert!(counts.iter().any(|c| c.0 == *rule), "unknown rule {rule}");
-    }
-}
-
 /// Where a packet sits in its message, from the BTH opcode's low 5 bits (IBTA vol. 1 Table 39:
 /// SEND, RDMA WRITE and READ response First / Middle / Last / Only; transports 4, 6, 7 carry
 /// none). 0 first, 1 middle, 2 last, 3 only, None: not message data.
@@ -133,7 +105,10 @@ struct RxFlow {
 /// decisions (docs/models/rcc.md A1-A10, P1-P5, choices 2-8).
 #[test]
 fn rcc_receiver_counts_follow_from_its_events_and_decisions() {
-    let p = params("traces/rcc_bursts_receiver.toml", "rcc-receiver");
+    let p = common::model_params(
+        &common::manifest("traces/rcc_bursts_receiver.toml"),
+        "rcc-receiver",
+    );
     let int = |k: &str| p[k].as_integer().unwrap() as u64;
     let float = |k: &str| p[k].as_float().unwrap();
     let (c, t_rtt, mtu, n) = (
@@ -353,7 +328,7 @@ fn rcc_receiver_counts_follow_from_its_events_and_decisions() {
         .collect();
     assert_eq!(got, derived);
     assert_eq!(want.len(), got.len(), "rules derived here: {want:?}");
-    assert_full(&derived, &RECEIVER_UNREACHABLE);
+    common::assert_full(derived.iter().map(|(k, v)| (k, v)), &RECEIVER_UNREACHABLE);
 }
 
 /// Every `rcc-sender` count on rcc_bursts_sender, derived from its ACK and NAK events: the window
@@ -361,7 +336,10 @@ fn rcc_receiver_counts_follow_from_its_events_and_decisions() {
 /// §III-B), the rate floor(cwnd 8e9 / T) capped at C (choice 9).
 #[test]
 fn rcc_sender_counts_follow_from_its_events() {
-    let p = params("traces/rcc_bursts_sender.toml", "rcc-sender");
+    let p = common::model_params(
+        &common::manifest("traces/rcc_bursts_sender.toml"),
+        "rcc-sender",
+    );
     let int = |k: &str| u128::from(p[k].as_integer().unwrap() as u64);
     let (c, t_rtt, mtu) = (int("line_rate_bps"), int("base_rtt_ns"), int("mtu_bytes"));
     let start = c * t_rtt / 8_000_000_000;
@@ -414,7 +392,7 @@ fn rcc_sender_counts_follow_from_its_events() {
         .collect();
     assert_eq!(got, derived);
     assert_eq!(want.len(), got.len(), "rules derived here: {want:?}");
-    assert_full(&derived, &SENDER_UNREACHABLE);
+    common::assert_full(derived.iter().map(|(k, v)| (k, v)), &SENDER_UNREACHABLE);
 }
 
 /// The whole bundled suite: its counts are the sums over the RCC traces (rcc_bursts, checked
@@ -439,7 +417,7 @@ fn the_bundled_suite_exercises_every_reachable_rcc_rule_three_times() {
     ];
     assert_eq!(rx, sum("rcc-receiver", rx_traces));
     assert_eq!(rx.len(), 30);
-    assert_full(&rx, &RECEIVER_UNREACHABLE);
+    common::assert_full(rx.iter().map(|(k, v)| (k, v)), &RECEIVER_UNREACHABLE);
     let tx = coverage("rcc-sender", &[]);
     assert_eq!(
         tx,
@@ -449,5 +427,5 @@ fn the_bundled_suite_exercises_every_reachable_rcc_rule_three_times() {
         )
     );
     assert_eq!(tx.len(), 8);
-    assert_full(&tx, &SENDER_UNREACHABLE);
+    common::assert_full(tx.iter().map(|(k, v)| (k, v)), &SENDER_UNREACHABLE);
 }

@@ -53,3 +53,40 @@ pub fn count(c: &std::collections::BTreeMap<String, u64>, prefix: &str) -> u64 {
     assert_eq!(hits.len(), 1, "{prefix}: {c:?}");
     *hits[0].1
 }
+
+/// A manifest, by its path from the repository root (`traces/NAME.toml`).
+pub fn manifest(path: &str) -> toml::Table {
+    let text = std::fs::read_to_string(repo().join(path)).unwrap_or_else(|e| panic!("{path}: {e}"));
+    toml::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// The `[models.params]` a manifest gives `model`.
+pub fn model_params(m: &toml::Table, model: &str) -> toml::Table {
+    m["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"].as_str() == Some(model))
+        .unwrap_or_else(|| panic!("the manifest names no {model}"))["params"]
+        .as_table()
+        .unwrap()
+        .clone()
+}
+
+/// Every rule of `counts` outside `unreachable` (rule, why) ran at least three times, and
+/// those inside never; every rule `unreachable` names exists.
+pub fn assert_full<'a>(
+    counts: impl IntoIterator<Item = (&'a String, &'a u64)>,
+    unreachable: &[(&str, &str)],
+) {
+    let counts: Vec<(&String, &u64)> = counts.into_iter().collect();
+    for (rule, n) in &counts {
+        match unreachable.iter().find(|u| u.0 == rule.as_str()) {
+            Some((_, why)) => assert_eq!(**n, 0, "{rule} is listed unreachable ({why})"),
+            None => assert!(**n >= 3, "{rule}: {n} < 3 over the suite"),
+        }
+    }
+    for (rule, _) in unreachable {
+        assert!(counts.iter().any(|c| c.0 == rule), "unknown rule {rule}");
+    }
+}

@@ -991,6 +991,13 @@ impl Network {
             .and_then(|&s| self.hosts.get(s as usize))
             .map_or(0, |h| self.ports[h.port as usize].rate_bps);
         let (t, mtu) = (self.base_rtt_ns, u64::from(self.cfg.mtu_bytes));
+        // Both DCQCN profiles' notification points.
+        let np_here = |np: &NpParams| NpParams {
+            line_rate_bps: line,
+            base_rtt_ns: t,
+            mtu_bytes: mtu,
+            ..np.clone()
+        };
         match &self.cfg.cc {
             Cc::Dcqcn { rp, np } => Cc::Dcqcn {
                 rp: RpParams {
@@ -999,12 +1006,7 @@ impl Network {
                     mtu_bytes: mtu,
                     ..rp.clone()
                 },
-                np: NpParams {
-                    line_rate_bps: line,
-                    base_rtt_ns: t,
-                    mtu_bytes: mtu,
-                    ..np.clone()
-                },
+                np: np_here(np),
             },
             Cc::Hpcc(p) => Cc::Hpcc(hpcc::Params {
                 line_rate_bps: line,
@@ -1044,12 +1046,7 @@ impl Network {
                     mtu_bytes: mtu,
                     ..rp.clone()
                 },
-                np: NpParams {
-                    line_rate_bps: line,
-                    base_rtt_ns: t,
-                    mtu_bytes: mtu,
-                    ..np.clone()
-                },
+                np: np_here(np),
             },
         }
     }
