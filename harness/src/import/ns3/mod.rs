@@ -108,7 +108,8 @@ const SYNDROME_NAK: u8 = 0x60;
 const FLAG_CNP: u16 = 1;
 /// `IntHeader::maxHop`.
 const MAX_HOPS: usize = 5;
-/// ACKs waiting at most for their INT binding per flow.
+/// ACKs waiting at most for their INT binding per flow; an ACK still waiting when the sender
+/// receives one the receiver queued this many ACKs after it is taken as lost.
 const ACK_QUEUE: usize = 4096;
 
 // ---------------------------------------------------------------------------------------------
@@ -195,21 +196,42 @@ struct FlowState {
     receiver_group: usize,
     receiver_local: u32,
     receiver_index: u64,
-    /// Switches on the path (BFS hops − 1): the INT hop count a complete stack has.
-    switches: u32,
+    /// HPCC: whether the trace list names the sender / the receiver (true when it is unknown):
+    /// nothing is kept for an INT that no record of the other end will take.
+    tx_traced: bool,
+    rx_traced: bool,
     /// HPCC: INT of the last data packet the receiver got (None: not rebuilt).
     last_int: Option<IntStack>,
-    /// HPCC: ACKs / NAKs the receiver queued, with the INT they carry: (nak, seq, int).
-    acks: VecDeque<(bool, u32, Option<IntStack>)>,
+    /// HPCC: ACKs / NAKs the receiver queued and the sender has not received yet, in the
+    /// order queued.
+    acks: VecDeque<WaitingAck>,
+    /// HPCC: ACKs / NAKs the receiver queued so far (numbers them).
+    acks_queued: u64,
 }
 
-/// Hops stamped so far on one data packet: (switch node, hop).
+/// An ACK / NAK the receiver queued, with the INT it carries, until the sender receives it.
+#[derive(Clone, Copy)]
+struct WaitingAck {
+    /// Its place among the flow's queued ACKs (0, 1, ...).
+    nth: u64,
+    nak: bool,
+    /// ns-3's seq: the next byte expected.
+    seq: u32,
+    int: Option<IntStack>,
+}
+
+/// Hops stamped so far on one data packet: (switch node, hop), in the order it met them.
 #[derive(Clone, Copy, Default)]
 struct Pending {
     n: usize,
     nodes: [u16; MAX_HOPS],
     hops: [IntHop; MAX_HOPS],
-    overflow: bool,
+    /// Where the port of the last hop leads (None before the first hop): the next dequeue of
+    /// the packet must be there, or a switch between was not traced.
+    next: Option<u32>,
+    /// A hop missing (the chain from the sender broken), more than [`MAX_HOPS`], or a port
+    /// rate without an INT code: no INT for this packet.
+    broken: bool,
 }
 
 /// A switch port's counters, to rebuild the INT it stamps.
@@ -513,8 +535,10 @@ pub fn import(opts: &Options) -> Result<Summary, ImportError> {
         } else {
             (path.rtt_ns(), path.bdp_bytes())
         };
+        let is_traced = |h: u32| traced.as_ref().is_none_or(|t| t.contains(&h));
         let mut st = FlowState {
-            switches: path.hops.saturating_sub(1),
+            tx_traced: is_traced(f.src),
+            rx_traced: is_traced(f.dst),
             ..FlowState::default()
         };
         for side in [Side::Sender, Side::Receiver] {
@@ -632,6 +656,7 @@ pub fn import(opts: &Options) -> Result<Summary, ImportError> {
                         }
                         if rec.l3 == 0x11
                             && let Some(fi) = data_flow()
+                            && states[fi].rx_traced
                         {
                             let total: u64 = if q < 8 {
                                 port.class_bytes.iter().sum()
@@ -650,18 +675,28 @@ pub fn import(opts: &Options) -> Result<Summary, ImportError> {
                                     & 0xF_FFFF) as u32,
                                 qlen: (total / int_multi.saturating_mul(80)).min(0xFFFF) as u16,
                             };
+                            // The packet's hops are its dequeue records, whatever path the
+                            // topology gave before a LINK_DOWN; each must be where the port of
+                            // the one before leads, the first beside the sender.
                             let p = pending.entry((fi, rec.seq)).or_default();
-                            if p.nodes[..p.n].contains(&rec.node) {
-                                // The same packet again at this switch: a retransmission.
+                            let first = topo.linked(flows[fi].src, node);
+                            if p.next != Some(node) && first && p.next.is_some() {
+                                // The same bytes leaving the first switch again: a
+                                // retransmission starts over.
                                 *p = Pending::default();
                             }
+                            if p.next.map_or(!first, |x| x != node) {
+                                p.broken = true;
+                            }
                             if b.is_none() || p.n == MAX_HOPS {
-                                p.overflow = true;
+                                p.broken = true;
                             } else {
                                 p.nodes[p.n] = rec.node;
                                 p.hops[p.n] = hop;
                                 p.n += 1;
                             }
+                            p.next = topo.peer(node, rec.intf);
+                            p.broken |= p.next.is_none();
                         }
                         port.tx_bytes += rec.size as u64;
                         Outcome::Int
@@ -718,8 +753,12 @@ pub fn import(opts: &Options) -> Result<Summary, ImportError> {
                         let f = &flows[fi];
                         let st = &mut states[fi];
                         if hpcc {
+                            // Complete when the last hop's port leads here (no hop: the
+                            // hosts are linked directly).
                             let p = pending.remove(&(fi, rec.seq)).unwrap_or_default();
-                            st.last_int = (!p.overflow && p.n as u32 == st.switches)
+                            let complete =
+                                !p.broken && p.next.map_or(topo.linked(f.src, node), |x| x == node);
+                            st.last_int = complete
                                 .then(|| {
                                     let path_id =
                                         p.nodes[..p.n].iter().fold(0u16, |x, &n| x ^ (n & 0x0FFF));
@@ -759,10 +798,18 @@ pub fn import(opts: &Options) -> Result<Summary, ImportError> {
                     ),
                     Some(fi) => {
                         let st = &mut states[fi];
-                        if st.acks.len() == ACK_QUEUE {
-                            st.acks.pop_front();
+                        if st.tx_traced {
+                            if st.acks.len() == ACK_QUEUE {
+                                st.acks.pop_front();
+                            }
+                            st.acks.push_back(WaitingAck {
+                                nth: st.acks_queued,
+                                nak: rec.l3 == 0xFD,
+                                seq: rec.seq,
+                                int: st.last_int,
+                            });
+                            st.acks_queued += 1;
                         }
-                        st.acks.push_back((rec.l3 == 0xFD, rec.seq, st.last_int));
                         Outcome::Int
                     }
                 },
@@ -782,14 +829,26 @@ pub fn import(opts: &Options) -> Result<Summary, ImportError> {
                         let nak = rec.l3 == 0xFD;
                         let st = &mut states[fi];
                         let int = if hpcc {
-                            let mut found = None;
-                            while let Some((k, s, i)) = st.acks.pop_front() {
-                                if k == nak && s == rec.seq {
-                                    found = Some(i);
-                                    break;
+                            // The first waiting ACK with this seq; those before it stay: lost
+                            // or late (overtaken after a reroute), they are not consumed.
+                            let at = st
+                                .acks
+                                .iter()
+                                .position(|a| a.nak == nak && a.seq == rec.seq);
+                            let int = match at.and_then(|j| st.acks.remove(j)) {
+                                Some(a) => {
+                                    // Overtaken by ACK_QUEUE later ACKs: taken as lost.
+                                    while st
+                                        .acks
+                                        .front()
+                                        .is_some_and(|w| w.nth + ACK_QUEUE as u64 <= a.nth)
+                                    {
+                                        st.acks.pop_front();
+                                    }
+                                    a.int
                                 }
-                            }
-                            let int = found.flatten();
+                                None => None,
+                            };
                             if int.is_some() {
                                 summary.acks_with_int += 1;
                             } else {
@@ -1122,7 +1181,7 @@ pub fn import(opts: &Options) -> Result<Summary, ImportError> {
     if hpcc && summary.acks_without_int > 0 {
         summary.warnings.push(format!(
             "{} of {} ACKs/NAKs written without INT: it could not be rebuilt (a switch on the \
-             path not traced, or its records missing)",
+             path not traced, its records missing, or no record of the receiver queueing the ACK)",
             summary.acks_without_int,
             summary.acks_with_int + summary.acks_without_int
         ));

@@ -96,6 +96,18 @@ impl Topology {
         self.adj.get(n as usize).into_iter().flatten().copied()
     }
 
+    /// The node at the other end of `node`'s interface `intf` (third.cc: device 0 is the
+    /// loopback, then one device per link in file order, as [`Topology::links`] says).
+    pub fn peer(&self, node: u32, intf: u8) -> Option<u32> {
+        let i = (intf as usize).checked_sub(1)?;
+        self.adj.get(node as usize)?.get(i).map(|x| x.0)
+    }
+
+    /// Whether a link joins `a` and `b`.
+    pub fn linked(&self, a: u32, b: u32) -> bool {
+        self.neighbours(a).any(|x| x.0 == b)
+    }
+
     /// The rate of a host's NIC (its first link), bit/s.
     pub fn nic_rate_bps(&self, host: u32) -> Option<u64> {
         self.neighbours(host).next().map(|x| x.1)
