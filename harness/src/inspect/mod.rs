@@ -257,11 +257,13 @@ pub fn run_with_workers(
     out: &mut dyn Write,
     workers: usize,
 ) -> Result<Summary, InspectError> {
-    run_inner(path, opts, None, out, workers)
+    run_inner(path, opts, out, workers)
 }
 
 /// `inspect -e FIELD ...`: the selected fields, one line per packet, as tshark's `-T fields`
-/// writes them (no summary: tshark writes none).
+/// writes them (no summary: tshark writes none). Written from the decoded packet
+/// ([`fields`]); the summary returned counts the packets, the malformed ones and those with
+/// warnings, and says how the capture ended (flows, opcodes and ICRCs are not tallied).
 pub fn run_fields(
     path: &str,
     opts: &InspectOptions,
@@ -269,27 +271,12 @@ pub fn run_fields(
     out: &mut dyn Write,
     workers: usize,
 ) -> Result<Summary, InspectError> {
-    if selection.options.header {
-        let mut h = Vec::new();
-        selection.header(&mut h);
-        out.write_all(&h)?;
-    }
-    run_inner(path, opts, Some(selection), out, workers)
-}
-
-/// Per worker: the output block, and (with fields) the JSON record they are picked from.
-struct Out {
-    lines: LineBuf,
-    record: LineBuf,
-    line: Vec<u8>,
-    value: Vec<u8>,
-    slots: Vec<Option<(usize, usize)>>,
+    fields::run(path, opts, selection, out, workers)
 }
 
 fn run_inner(
     path: &str,
     opts: &InspectOptions,
-    selection: Option<&fields::Selection>,
     out: &mut dyn Write,
     workers: usize,
 ) -> Result<Summary, InspectError> {
@@ -301,48 +288,20 @@ fn run_inner(
         reader,
         workers,
         Tally::default,
-        |tally, batch, o: &mut Out| {
-            o.lines.clear();
+        |tally, batch, o: &mut LineBuf| {
+            o.clear();
             for rec in batch.records() {
                 let p = decode_record(&rec, &opts.decode);
                 let icrc = p.icrc_check();
                 tally.add(rec.frame_number, &p, icrc.map(|(c, f)| c == f));
-                if let Some(sel) = selection {
-                    o.record.clear();
-                    write_json(
-                        &mut o.record,
-                        &rec,
-                        &p,
-                        icrc,
-                        &opts.decode,
-                        opts.pfc_link_bps,
-                    );
-                    o.line.clear();
-                    sel.line(o.record.as_bytes(), &mut o.line, &mut o.value, &mut o.slots);
-                    o.lines.extend(&o.line);
-                    continue;
-                }
                 match opts.format {
-                    Format::Json => write_json(
-                        &mut o.lines,
-                        &rec,
-                        &p,
-                        icrc,
-                        &opts.decode,
-                        opts.pfc_link_bps,
-                    ),
-                    Format::Text => write_text(&mut o.lines, &rec, &p, icrc),
+                    Format::Json => write_json(o, &rec, &p, icrc, &opts.decode, opts.pfc_link_bps),
+                    Format::Text => write_text(o, &rec, &p, icrc),
                 }
             }
         },
-        || Out {
-            lines: LineBuf::with_capacity(1 << 20),
-            record: LineBuf::with_capacity(if selection.is_some() { 4096 } else { 0 }),
-            line: Vec::new(),
-            value: Vec::new(),
-            slots: Vec::new(),
-        },
-        |o| out.write_all(o.lines.as_bytes()),
+        || LineBuf::with_capacity(1 << 20),
+        |o| out.write_all(o.as_bytes()),
     )?;
     let mut tally = Tally::default();
     for t in tallies {
@@ -351,10 +310,9 @@ fn run_inner(
     let mut summary = tally.finish();
     summary.capture_error = capture_error;
     let mut buf = Vec::new();
-    match (selection, opts.format) {
-        (Some(_), _) => {}
-        (None, Format::Json) => write_json_summary(&mut buf, &summary),
-        (None, Format::Text) => write_text_summary(&mut buf, &summary),
+    match opts.format {
+        Format::Json => write_json_summary(&mut buf, &summary),
+        Format::Text => write_text_summary(&mut buf, &summary),
     }
     out.write_all(&buf)?;
     out.flush()?;
