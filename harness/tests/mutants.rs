@@ -381,7 +381,6 @@ fn diff_dcqcn(trace: &str, profile: &str, bug: Option<&str>, log: &std::path::Pa
     let json: serde_json::Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("{dut} on {trace}: not JSON ({e}), exit {code}"));
     let mut outputs_differ = false;
-    let mut first: Option<(u64, u64, Option<u64>)> = None;
     for f in json["flows"].as_array().unwrap() {
         let count = |k: &str| f[k].as_u64().unwrap();
         let rate_err = f["largest_error"].as_array().is_some_and(|l| {
@@ -389,52 +388,13 @@ fn diff_dcqcn(trace: &str, profile: &str, bug: Option<&str>, log: &std::path::Pa
                 .any(|e| e["field"] == "rate_bps" && e["abs"].as_f64() > Some(0.0))
         });
         outputs_differ |= count("missing") + count("extra") > 0 || rate_err;
-        let div = &f["first_divergence"];
-        if div.is_null() {
-            continue;
-        }
-        // The earlier of the two sides (a timer's pair shares its time; an event's pair is
-        // the answer to one event, whatever time each side gave it).
-        for side in [&div["reference"], &div["dut"]] {
-            if side.is_null() {
-                continue;
-            }
-            let at = (
-                side["t"].as_u64().unwrap(),
-                side["flow"].as_u64().unwrap(),
-                side["cause"]["index"].as_u64(),
-            );
-            if first.is_none_or(|f| at.0 < f.0) {
-                first = Some(at);
-            }
-        }
     }
     DcqcnDiff {
         code,
         outputs_differ,
-        first,
+        first: common::earliest_divergence(&json),
         log: std::fs::read_to_string(log).unwrap_or_default(),
     }
-}
-
-/// Where the DUT says its bug first acts: `Ok(N)` for `bug first acts at event N (flow F,
-/// index I)` (checked against the trace's events: the DUT's stream is the trace's, in order),
-/// `Err(N)` for `bug first acts at finish (after N events)`, None when it never acts.
-fn first_act(log: &str, events: &[serde_json::Value]) -> Option<Result<usize, usize>> {
-    let line = log.lines().find(|l| l.starts_with("bug first acts at "))?;
-    if let Some(rest) = line.strip_prefix("bug first acts at finish (after ") {
-        return Some(Err(rest.trim_end_matches(" events)").parse().unwrap()));
-    }
-    let rest = line.strip_prefix("bug first acts at event ").unwrap();
-    let (n, rest) = rest.split_once(" (flow ").unwrap();
-    let (flow, index) = rest.trim_end_matches(')').split_once(", index ").unwrap();
-    let n: usize = n.parse().unwrap();
-    assert_eq!(
-        (events[n]["flow"].as_u64(), events[n]["index"].as_u64()),
-        (flow.parse().ok(), index.parse().ok()),
-        "{line}: event {n} of the trace"
-    );
-    Some(Ok(n))
 }
 
 /// Every mutant of the Python DCQCN DUT (both profiles) is caught by the bundled suite, by
@@ -478,19 +438,10 @@ fn every_mutant_of_the_python_dcqcn_is_caught_by_the_bundled_traces_where_it_fir
     let events: BTreeMap<&str, Vec<serde_json::Value>> = DCQCN_TRACES
         .iter()
         .map(|t| {
-            let file = dir.join(format!("{t}.events.jsonl"));
-            let out = Command::new(env!("CARGO_BIN_EXE_ccreplay"))
-                .args(["replay", &format!("traces/{t}.toml"), "-q", "-o"])
-                .arg(dir.join(format!("{t}.decisions.jsonl")))
-                .arg("--emit-events")
-                .arg(&file)
-                .current_dir(repo())
-                .output()
-                .unwrap();
-            assert_eq!(out.status.code(), Some(0));
-            let text = std::fs::read_to_string(&file).unwrap();
-            let evs = text.lines().map(|l| serde_json::from_str(l).unwrap());
-            (*t, evs.collect())
+            (
+                *t,
+                common::emitted_events(&format!("traces/{t}.toml"), &dir, t),
+            )
         })
         .collect();
 
@@ -510,7 +461,7 @@ fn every_mutant_of_the_python_dcqcn_is_caught_by_the_bundled_traces_where_it_fir
             let evs = &events[t];
             let what = format!("{profile} {bug} on {t}");
             assert!(d.code == 0 || d.code == 1, "{what}: exit {}", d.code);
-            let act = first_act(&d.log, evs);
+            let act = common::first_act(&d.log, evs);
             assert_eq!(
                 d.code == 1,
                 act.is_some(),
@@ -520,26 +471,12 @@ fn every_mutant_of_the_python_dcqcn_is_caught_by_the_bundled_traces_where_it_fir
             let Some(act) = act else { continue };
             caught.push(t);
             outputs |= d.outputs_differ;
-            // The reply where it acts spans (t of the previous event, t of this one].
-            let (lo, hi) = match act {
-                Ok(n) => (
-                    n.checked_sub(1).map(|p| evs[p]["t"].as_u64().unwrap()),
-                    Some(evs[n]["t"].as_u64().unwrap()),
-                ),
-                Err(n) => (Some(evs[n - 1]["t"].as_u64().unwrap()), None),
-            };
             let (at, flow, index) = d.first.expect("a divergence");
-            let in_reply = lo.is_none_or(|lo| at > lo)
-                && hi.is_none_or(|hi| at <= hi)
-                && index.is_none_or(|i| {
-                    act.ok().is_some_and(|n| {
-                        (evs[n]["flow"].as_u64(), evs[n]["index"].as_u64()) == (Some(flow), Some(i))
-                    })
-                });
+            let in_reply = common::in_reply((at, flow, index), act, evs);
             if !in_reply {
                 wrong.push(format!(
                     "{what}: first divergence at {at} ns (flow {flow}, event {index:?}), the \
-                     bug first acts in ({lo:?}, {hi:?}] ({act:?})"
+                     bug first acts at {act:?}"
                 ));
             }
         }

@@ -81,7 +81,7 @@ fn dut(model: &str, bug: Option<&str>) -> String {
 }
 
 /// Where a divergence lies: (t, flow, the event index its cause names; None for a timer).
-type At = (u64, u64, Option<u64>);
+use common::At;
 
 /// One `diff` of the DUT.
 struct Diff {
@@ -124,71 +124,12 @@ fn diff(
     let code = out.status.code().unwrap_or(-1);
     let json: serde_json::Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("{model} {bug:?} on {trace}: not JSON ({e}), exit {code}"));
-    let mut first: Option<At> = None;
-    for f in json["flows"].as_array().unwrap() {
-        let div = &f["first_divergence"];
-        // The earlier of the two sides (a timer's pair shares its ns; an event's pair answers
-        // one event).
-        for side in [&div["reference"], &div["dut"]] {
-            if side.is_null() {
-                continue;
-            }
-            let at = (
-                side["t"].as_u64().unwrap(),
-                side["flow"].as_u64().unwrap(),
-                side["cause"]["index"].as_u64(),
-            );
-            if first.is_none_or(|f| at.0 < f.0) {
-                first = Some(at);
-            }
-        }
-    }
+    let first = common::earliest_divergence(&json);
     Diff {
         code,
         first,
         log: std::fs::read_to_string(log).unwrap_or_default(),
     }
-}
-
-/// Where the DUT says its bug first acts: `Ok(N)` for `bug first acts at event N (flow F,
-/// index I)` (N checked against the trace's events: F and I are event N's), `Err(N)` for
-/// `bug first acts at finish (after N events)`, None when it never acts.
-fn first_act(log: &str, events: &[serde_json::Value]) -> Option<Result<usize, usize>> {
-    let line = log.lines().find(|l| l.starts_with("bug first acts at "))?;
-    if let Some(rest) = line.strip_prefix("bug first acts at finish (after ") {
-        return Some(Err(rest.trim_end_matches(" events)").parse().unwrap()));
-    }
-    let rest = line.strip_prefix("bug first acts at event ").unwrap();
-    let (n, rest) = rest.split_once(" (flow ").unwrap();
-    let (flow, index) = rest.trim_end_matches(')').split_once(", index ").unwrap();
-    let n: usize = n.parse().unwrap();
-    assert_eq!(
-        (events[n]["flow"].as_u64(), events[n]["index"].as_u64()),
-        (flow.parse().ok(), index.parse().ok()),
-        "{line}: event {n} of the trace"
-    );
-    Some(Ok(n))
-}
-
-/// Whether diff's first divergence `at` lies in the reply where the bug first acts: that
-/// reply spans (t of the previous event, t of this one]; an event's decision in it is that
-/// event's.
-fn in_reply(at: At, act: Result<usize, usize>, evs: &[serde_json::Value]) -> bool {
-    let (lo, hi) = match act {
-        Ok(n) => (
-            n.checked_sub(1).map(|p| evs[p]["t"].as_u64().unwrap()),
-            Some(evs[n]["t"].as_u64().unwrap()),
-        ),
-        Err(n) => (Some(evs[n - 1]["t"].as_u64().unwrap()), None),
-    };
-    let (t, flow, index) = at;
-    lo.is_none_or(|lo| t > lo)
-        && hi.is_none_or(|hi| t <= hi)
-        && index.is_none_or(|i| {
-            act.ok().is_some_and(|n| {
-                (evs[n]["flow"].as_u64(), evs[n]["index"].as_u64()) == (Some(flow), Some(i))
-            })
-        })
 }
 
 /// The DUT's own list (`NP_BUGS` or `CP_BUGS`), sorted.
@@ -205,24 +146,6 @@ fn dut_list(name: &str) -> String {
         .output()
         .expect("python3");
     String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
-
-/// The events the trace gives the DUT, in the order it gets them.
-fn trace_events(trace: &str, dir: &Path) -> Vec<serde_json::Value> {
-    let file = dir.join("events.jsonl");
-    let out = Command::new(env!("CARGO_BIN_EXE_ccreplay"))
-        .args(["replay", trace, "-q", "-o"])
-        .arg(dir.join("decisions.jsonl"))
-        .arg("--emit-events")
-        .arg(&file)
-        .current_dir(repo())
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "replay {trace}");
-    let text = std::fs::read_to_string(&file).unwrap();
-    text.lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
 }
 
 fn scratch(name: &str) -> PathBuf {
@@ -244,7 +167,7 @@ fn check_model(model: &str, trace: &str, mutants: &[Mutant], list: &str) {
     );
     let dir = scratch(model);
     let log = dir.join("bug.log");
-    let evs = trace_events(trace, &dir);
+    let evs = common::emitted_events(trace, &dir, "trace");
 
     for state in [false, true] {
         let d = diff(trace, model, None, state, None, &log);
@@ -255,7 +178,7 @@ fn check_model(model: &str, trace: &str, mutants: &[Mutant], list: &str) {
     for mt in mutants {
         let bug = mt.bug;
         let d = diff(trace, model, Some(bug), true, None, &log);
-        let act = first_act(&d.log, &evs);
+        let act = common::first_act(&d.log, &evs);
         if d.code != i32::from(mt.caught) || act.is_some() != mt.caught {
             wrong.push(format!(
                 "{bug}: exit {} (expected {}), the DUT: {:?}",
@@ -267,7 +190,7 @@ fn check_model(model: &str, trace: &str, mutants: &[Mutant], list: &str) {
         }
         if let Some(act) = act {
             match d.first {
-                Some(at) if in_reply(at, act, &evs) => {}
+                Some(at) if common::in_reply(at, act, &evs) => {}
                 other => wrong.push(format!(
                     "{bug}: first divergence {other:?}, the bug first acts at {act:?}"
                 )),
@@ -377,7 +300,7 @@ fn the_np_survivors_are_caught_by_a_hand_built_stream() {
         let d = diff(trace, "np", Some(bug), true, Some(&file), &log);
         assert_eq!(d.code, 1, "{bug} on the hand stream");
         assert_eq!(
-            first_act(&d.log, &events),
+            common::first_act(&d.log, &events),
             Some(Ok(act)),
             "{bug}: {}",
             d.log

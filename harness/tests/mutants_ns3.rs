@@ -132,7 +132,6 @@ fn diff(trace: &str, model: &str, bug: Option<&str>, log: &Path) -> Diff {
         )
     });
     let mut outputs_differ = false;
-    let mut first: Option<(u64, u64, Option<u64>)> = None;
     for f in json["flows"].as_array().unwrap() {
         let count = |k: &str| f[k].as_u64().unwrap();
         let out_err = f["largest_error"].as_array().is_some_and(|l| {
@@ -142,65 +141,13 @@ fn diff(trace: &str, model: &str, bug: Option<&str>, log: &Path) -> Diff {
             })
         });
         outputs_differ |= count("missing") + count("extra") > 0 || out_err;
-        let div = &f["first_divergence"];
-        for side in [&div["reference"], &div["dut"]] {
-            if side.is_null() {
-                continue;
-            }
-            let at = (
-                side["t"].as_u64().unwrap(),
-                side["flow"].as_u64().unwrap(),
-                side["cause"]["index"].as_u64(),
-            );
-            if first.is_none_or(|f| at.0 < f.0) {
-                first = Some(at);
-            }
-        }
     }
     Diff {
         code,
         outputs_differ,
-        first,
+        first: common::earliest_divergence(&json),
         log: std::fs::read_to_string(log).unwrap_or_default(),
     }
-}
-
-/// The DUT's `bug first acts at event N (flow F, index I)` as `Ok(N)` (F and I checked
-/// against the trace's N-th event), `... at finish (after N events)` as `Err(N)`; None when
-/// the bug never acted.
-fn first_act(log: &str, events: &[serde_json::Value]) -> Option<Result<usize, usize>> {
-    let line = log.lines().find(|l| l.starts_with("bug first acts at "))?;
-    if let Some(rest) = line.strip_prefix("bug first acts at finish (after ") {
-        return Some(Err(rest.trim_end_matches(" events)").parse().unwrap()));
-    }
-    let rest = line.strip_prefix("bug first acts at event ").unwrap();
-    let (n, rest) = rest.split_once(" (flow ").unwrap();
-    let (flow, index) = rest.trim_end_matches(')').split_once(", index ").unwrap();
-    let n: usize = n.parse().unwrap();
-    assert_eq!(
-        (events[n]["flow"].as_u64(), events[n]["index"].as_u64()),
-        (flow.parse().ok(), index.parse().ok()),
-        "{line}: event {n} of the trace"
-    );
-    Some(Ok(n))
-}
-
-/// The events the DUT receives from a trace, in order (`replay --emit-events`).
-fn events(trace: &str, dir: &Path) -> Vec<serde_json::Value> {
-    let file = dir.join(format!("{trace}.events.jsonl"));
-    let out = Command::new(env!("CARGO_BIN_EXE_ccreplay"))
-        .args(["replay", &format!("traces/{trace}.toml"), "-q", "-o"])
-        .arg(dir.join(format!("{trace}.decisions.jsonl")))
-        .arg("--emit-events")
-        .arg(&file)
-        .current_dir(repo())
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "replay {trace}");
-    let text = std::fs::read_to_string(&file).unwrap();
-    text.lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
 }
 
 /// Every mutant of `model` is caught by exactly its listed traces, where it first acts; the
@@ -227,8 +174,15 @@ fn run_model(model: &str, traces: &[&str], bugs_var: &str, mutants: &[(&str, &[&
 
     let dir = std::env::temp_dir().join(format!("ccreplay-mutants-{model}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let evs: BTreeMap<&str, Vec<serde_json::Value>> =
-        traces.iter().map(|t| (*t, events(t, &dir))).collect();
+    let evs: BTreeMap<&str, Vec<serde_json::Value>> = traces
+        .iter()
+        .map(|t| {
+            (
+                *t,
+                common::emitted_events(&format!("traces/{t}.toml"), &dir, t),
+            )
+        })
+        .collect();
     for t in traces {
         let d = diff(t, model, None, &dir.join("ok.log"));
         assert_eq!(
@@ -246,7 +200,7 @@ fn run_model(model: &str, traces: &[&str], bugs_var: &str, mutants: &[(&str, &[&
             let what = format!("{model} {bug} on {t}");
             assert!(d.code == 0 || d.code == 1, "{what}: exit {}", d.code);
             let ev = &evs[t];
-            let act = first_act(&d.log, ev);
+            let act = common::first_act(&d.log, ev);
             assert_eq!(
                 d.code == 1,
                 act.is_some(),
@@ -260,20 +214,7 @@ fn run_model(model: &str, traces: &[&str], bugs_var: &str, mutants: &[(&str, &[&
             // index: events can share a ns), or a timer's due after the previous event's time
             // and up to this one's (or the trace end's, for `finish`).
             let (at, flow, index) = d.first.expect("a divergence");
-            let in_reply = match (index, act) {
-                (Some(i), Ok(n)) => {
-                    (ev[n]["flow"].as_u64(), ev[n]["index"].as_u64()) == (Some(flow), Some(i))
-                }
-                (Some(_), Err(_)) => false,
-                (None, Ok(n)) => {
-                    n.checked_sub(1)
-                        .is_none_or(|p| at > ev[p]["t"].as_u64().unwrap())
-                        && at <= ev[n]["t"].as_u64().unwrap()
-                }
-                (None, Err(n)) => n
-                    .checked_sub(1)
-                    .is_none_or(|p| at > ev[p]["t"].as_u64().unwrap()),
-            };
+            let in_reply = common::in_reply((at, flow, index), act, ev);
             if !in_reply {
                 wrong.push(format!(
                     "{what}: first divergence at {at} ns (flow {flow}, event {index:?}), the \

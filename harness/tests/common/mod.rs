@@ -90,3 +90,93 @@ pub fn assert_full<'a>(
         assert!(counts.iter().any(|c| c.0 == rule), "unknown rule {rule}");
     }
 }
+
+/// Where a divergence is: (t ns, flow, the event index its cause names; None for a timer).
+pub type At = (u64, u64, Option<u64>);
+
+/// The earliest first divergence over the flows of a `diff --format json` report, either side
+/// (a timer's pair shares its ns; an event's pair answers one event).
+pub fn earliest_divergence(report: &serde_json::Value) -> Option<At> {
+    let mut first: Option<At> = None;
+    for f in report["flows"].as_array().unwrap() {
+        let div = &f["first_divergence"];
+        for side in [&div["reference"], &div["dut"]] {
+            if side.is_null() {
+                continue;
+            }
+            let at = (
+                side["t"].as_u64().unwrap(),
+                side["flow"].as_u64().unwrap(),
+                side["cause"]["index"].as_u64(),
+            );
+            if first.is_none_or(|f| at.0 < f.0) {
+                first = Some(at);
+            }
+        }
+    }
+    first
+}
+
+/// Where an example DUT says its bug first acts (the line its correct shadow writes to
+/// DUT_BUG_LOG): `Ok(N)` for `bug first acts at event N (flow F, index I)`, F and I checked
+/// against the trace's N-th event; `Err(N)` for `... at finish (after N events)`; None when
+/// the bug never acted.
+pub fn first_act(log: &str, events: &[serde_json::Value]) -> Option<Result<usize, usize>> {
+    let line = log.lines().find(|l| l.starts_with("bug first acts at "))?;
+    if let Some(rest) = line.strip_prefix("bug first acts at finish (after ") {
+        return Some(Err(rest.trim_end_matches(" events)").parse().unwrap()));
+    }
+    let rest = line.strip_prefix("bug first acts at event ").unwrap();
+    let (n, rest) = rest.split_once(" (flow ").unwrap();
+    let (flow, index) = rest.trim_end_matches(')').split_once(", index ").unwrap();
+    let n: usize = n.parse().unwrap();
+    assert_eq!(
+        (events[n]["flow"].as_u64(), events[n]["index"].as_u64()),
+        (flow.parse().ok(), index.parse().ok()),
+        "{line}: event {n} of the trace"
+    );
+    Some(Ok(n))
+}
+
+/// Whether a divergence lies in the reply where the bug first acts: that event's own decision
+/// (named by flow and index: events can share a ns), or a timer's due after the previous
+/// event's time and up to this one's (or after the last event, for `finish`).
+pub fn in_reply(at: At, act: Result<usize, usize>, evs: &[serde_json::Value]) -> bool {
+    let t = |k: usize| evs[k]["t"].as_u64().unwrap();
+    let (ns, flow, index) = at;
+    match (index, act) {
+        (Some(i), Ok(n)) => {
+            (evs[n]["flow"].as_u64(), evs[n]["index"].as_u64()) == (Some(flow), Some(i))
+        }
+        (Some(_), Err(_)) => false,
+        (None, Ok(n)) => n.checked_sub(1).is_none_or(|p| ns > t(p)) && ns <= t(n),
+        (None, Err(n)) => n.checked_sub(1).is_none_or(|p| ns > t(p)),
+    }
+}
+
+/// The events a replay of `manifest` (a path from the repository root) feeds its model, in
+/// order (`replay --emit-events`, written into `dir` under `stem`).
+pub fn emitted_events(manifest: &str, dir: &Path, stem: &str) -> Vec<serde_json::Value> {
+    std::fs::create_dir_all(dir).unwrap();
+    let file = dir.join(format!("{stem}.events.jsonl"));
+    let (code, _, err) = run(
+        &repo(),
+        &[
+            "replay",
+            manifest,
+            "-q",
+            "-o",
+            dir.join(format!("{stem}.decisions.jsonl"))
+                .to_str()
+                .unwrap(),
+            "--emit-events",
+            file.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 0, "replay {manifest}: {err}");
+    std::fs::read_to_string(&file)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
