@@ -1,7 +1,9 @@
 //! Simulated events per second of the network engine (`net`) on the issue's load: a 16-to-1
 //! incast, 100 Gbps links, 1 µs propagation, 10 ms of simulated time, no taps (issue 5 item 6:
 //! target ≥ 5 M events/s on one core). HPCC (INT stamping on every data packet, a model
-//! decision per ACK) and DCQCN with RED and PFC (CNPs, pause frames).
+//! decision per ACK) and DCQCN with RED and PFC (CNPs, pause frames). And a k = 4 fat tree
+//! with all-to-all traffic (240 flows of 100 KB at once, the ns-3 comparison's shape in
+//! docs/performance.md): many flows in flight, a deep event queue, ECMP.
 
 use std::hint::black_box;
 
@@ -25,6 +27,33 @@ fn incast(cc: Cc) -> NetConfig {
             start_ns: 0,
             first_psn: None,
         });
+    }
+    cfg
+}
+
+/// k = 4 fat tree, 16 hosts, every host sends 100 KB to every other at t = 0, HPCC.
+fn fat_tree_all_to_all() -> NetConfig {
+    let topo = Topology::fat_tree(4, G100, 1_000).unwrap();
+    let hosts: Vec<u32> = topo.hosts().collect();
+    let cc = Cc::Hpcc(hpcc::Params {
+        expected_flows: 15,
+        ..hpcc::Params::default()
+    });
+    let mut cfg = NetConfig::new("fat4_all_to_all", topo, cc);
+    cfg.duration_ns = 2_000_000;
+    cfg.sample_interval_ns = 10_000;
+    for &src in &hosts {
+        for &dst in &hosts {
+            if src != dst {
+                cfg.flows.push(FlowSpec {
+                    src,
+                    dst,
+                    size_bytes: 100_000,
+                    start_ns: 0,
+                    first_psn: None,
+                });
+            }
+        }
     }
     cfg
 }
@@ -60,6 +89,26 @@ fn bench(c: &mut Criterion) {
             })
         });
     }
+    g.finish();
+    let fat = fat_tree_all_to_all();
+    let events = Network::new(&fat)
+        .unwrap()
+        .run(&mut NoTaps)
+        .unwrap()
+        .metrics
+        .events;
+    let mut g = c.benchmark_group("net_fat4_all_to_all");
+    g.sample_size(10);
+    g.throughput(Throughput::Elements(events));
+    g.bench_function("hpcc", |b| {
+        b.iter(|| {
+            let run = Network::new(black_box(&fat))
+                .unwrap()
+                .run(&mut NoTaps)
+                .unwrap();
+            black_box(run.metrics.events)
+        })
+    });
     g.finish();
 }
 

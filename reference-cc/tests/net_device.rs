@@ -39,7 +39,14 @@ fn flow(src: u32, dst: u32, size_bytes: u64) -> FlowSpec {
 struct DataOut(Vec<u64>, u64);
 
 impl TapSink for DataOut {
-    fn record(&mut self, tap: usize, t: u64, p: &Packet, out: bool) -> Result<(), NetError> {
+    fn record(
+        &mut self,
+        tap: usize,
+        t: u64,
+        p: &Packet,
+        _: &IntStack,
+        out: bool,
+    ) -> Result<(), NetError> {
         if tap == 0 && out && p.kind == PacketKind::Data {
             self.0.push(t - EPOCH_NS);
         }

@@ -2,6 +2,7 @@
 //! computed by hand from the link rates, frame lengths and thresholds (arithmetic in the
 //! comments).
 
+use ccreplay_codecs::shim::int::IntStack;
 use ccreplay_reference_cc::dcqcn::cp::RedParams;
 use ccreplay_reference_cc::dcqcn::{NpParams, RpParams};
 use ccreplay_reference_cc::hpcc;
@@ -37,15 +38,22 @@ type Row = (usize, u64, PacketKind, bool, u8, u8, u16, u16);
 struct Rec(Vec<Row>);
 
 impl TapSink for Rec {
-    fn record(&mut self, tap: usize, t: u64, p: &Packet, out: bool) -> Result<(), NetError> {
+    fn record(
+        &mut self,
+        tap: usize,
+        t: u64,
+        p: &Packet,
+        int: &IntStack,
+        out: bool,
+    ) -> Result<(), NetError> {
         self.0.push((
             tap,
             t - EPOCH_NS,
             p.kind,
             out,
             p.ecn,
-            p.int.n_hop(),
-            p.int.path_id(),
+            int.n_hop(),
+            int.path_id(),
             p.pfc_quanta,
         ));
         Ok(())

@@ -3,6 +3,7 @@
 //! switches reroute, what the link held is lost), a coarse INT clock, and an FNCC receiver NIC
 //! without FNCC-2. Every expected number is computed by hand in the comments.
 
+use ccreplay_codecs::shim::int::IntStack;
 use ccreplay_reference_cc::dcqcn::{NpParams, RpParams};
 use ccreplay_reference_cc::net::{
     Cc, EPOCH_NS, FlowSpec, LinkEvent, NetConfig, NetError, Network, NodeKind, Packet, PacketKind,
@@ -31,15 +32,22 @@ type Row = (usize, u64, PacketKind, bool, u8, u16, Vec<u32>, u16);
 struct Rec(Vec<Row>);
 
 impl TapSink for Rec {
-    fn record(&mut self, tap: usize, t: u64, p: &Packet, out: bool) -> Result<(), NetError> {
+    fn record(
+        &mut self,
+        tap: usize,
+        t: u64,
+        p: &Packet,
+        int: &IntStack,
+        out: bool,
+    ) -> Result<(), NetError> {
         self.0.push((
             tap,
             t - EPOCH_NS,
             p.kind,
             out,
-            p.int.n_hop(),
-            p.int.path_id(),
-            p.int.hops().iter().map(|h| h.ts).collect(),
+            int.n_hop(),
+            int.path_id(),
+            int.hops().iter().map(|h| h.ts).collect(),
             p.ack_n,
         ));
         Ok(())

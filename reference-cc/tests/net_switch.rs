@@ -8,7 +8,7 @@
 //! takes 80 ps. The capture clock starts at 1 735 689 600 s, whose ns mod 2^24 is 5 701 632
 //! (python3: 1_735_689_600_000_000_000 % 2**24).
 
-use ccreplay_codecs::shim::int::IntHop;
+use ccreplay_codecs::shim::int::{IntHop, IntStack};
 use ccreplay_reference_cc::dcqcn::cp::RedParams;
 use ccreplay_reference_cc::dcqcn::{NpParams, RpParams};
 use ccreplay_reference_cc::hpcc;
@@ -55,13 +55,23 @@ fn bug(b: SwitchBug) -> SwitchDeviceConfig {
 struct Rec {
     /// Host taps: (tap, ns from the start, packet, outgoing).
     host: Vec<(usize, u64, Packet, bool)>,
+    /// The INT stack of each `host` entry.
+    host_int: Vec<IntStack>,
     /// Switch taps: (tap, ns from the start, packet, where).
     switch: Vec<(usize, u64, Packet, SwitchTapPoint)>,
 }
 
 impl TapSink for Rec {
-    fn record(&mut self, tap: usize, t: u64, p: &Packet, out: bool) -> Result<(), NetError> {
+    fn record(
+        &mut self,
+        tap: usize,
+        t: u64,
+        p: &Packet,
+        int: &IntStack,
+        out: bool,
+    ) -> Result<(), NetError> {
         self.host.push((tap, t - EPOCH_NS, *p, out));
+        self.host_int.push(*int);
         Ok(())
     }
 
@@ -70,6 +80,7 @@ impl TapSink for Rec {
         tap: usize,
         t: u64,
         p: &Packet,
+        _: &IntStack,
         at: SwitchTapPoint,
     ) -> Result<(), NetError> {
         self.switch.push((tap, t - EPOCH_NS, *p, at));
@@ -78,12 +89,13 @@ impl TapSink for Rec {
 }
 
 impl Rec {
-    /// Data frames the receiver tap (tap 0) got, in order.
-    fn rx_data(&self) -> Vec<Packet> {
+    /// Data frames the receiver tap (tap 0) got, in order, with their INT stacks.
+    fn rx_data(&self) -> Vec<(Packet, IntStack)> {
         self.host
             .iter()
-            .filter(|r| !r.3 && r.2.kind == PacketKind::Data)
-            .map(|r| r.2)
+            .zip(&self.host_int)
+            .filter(|(r, _)| !r.3 && r.2.kind == PacketKind::Data)
+            .map(|(r, int)| (r.2, *int))
             .collect()
     }
 
@@ -92,7 +104,7 @@ impl Rec {
     fn hop0(&self) -> Vec<IntHop> {
         self.rx_data()
             .iter()
-            .map(|p| wire(p.int.hops()[0]))
+            .map(|(_, int)| wire(int.hops()[0]))
             .collect()
     }
 }
@@ -219,7 +231,7 @@ fn red_bugs_mark_other_packets() {
                 _ => None,
             })
             .collect();
-        (rec.rx_data().iter().map(|p| p.ecn).collect(), p)
+        (rec.rx_data().iter().map(|(p, _)| p.ecn).collect(), p)
     };
     assert_eq!(ecn(&cfg), (vec![2, 2, 3, 3], vec![0.0, 0.0, 1.0, 1.0]));
     cfg.switch_device = bug(SwitchBug::MarkAverageQueue { avg_weight: 0.5 });
@@ -319,7 +331,7 @@ fn clock_drift_by_hand() {
     cfg.taps = vec![1];
     let ts = |cfg: &NetConfig| -> Vec<u32> {
         run(cfg).rx_data()[0]
-            .int
+            .1
             .hops()
             .iter()
             .map(|&h| wire(h).ts)

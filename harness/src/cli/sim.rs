@@ -74,7 +74,8 @@ pub(crate) fn run(a: SimArgs) -> Result<u8, Failure> {
         })
     };
     // Streamed to the file: the text of a long run's series is several times their size.
-    let mut w = io::BufWriter::new(std::fs::File::create(&path).map_err(io_err)?);
+    let mut w =
+        io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&path).map_err(io_err)?);
     sim::scenario::write_metrics_json(&mut w, &out.metrics, &a.set)
         .map_err(|e| io_err(io::Error::from(e)))?;
     io::Write::flush(&mut w).map_err(io_err)?;

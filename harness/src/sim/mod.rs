@@ -23,6 +23,7 @@ use std::path::{Path, PathBuf};
 use ccreplay_codecs::Dialect;
 use ccreplay_codecs::capture::{CaptureError, PcapWriter};
 use ccreplay_codecs::frame::EmitError;
+use ccreplay_codecs::shim::int::IntStack;
 use ccreplay_reference_cc::Decision;
 use ccreplay_reference_cc::dcqcn::NicParams;
 use ccreplay_reference_cc::dcqcn::cp::SplitMix64;
@@ -373,10 +374,17 @@ struct Taps<'a> {
 }
 
 impl TapSink for Taps<'_> {
-    fn record(&mut self, tap: usize, t_ns: u64, pkt: &Packet, _out: bool) -> Result<(), NetError> {
+    fn record(
+        &mut self,
+        tap: usize,
+        t_ns: u64,
+        pkt: &Packet,
+        int: &IntStack,
+        _out: bool,
+    ) -> Result<(), NetError> {
         let bytes = self
             .framer
-            .frame(pkt)
+            .frame(pkt, int)
             .map_err(|e| NetError::Tap(e.to_string()))?;
         for &i in &self.entries[tap] {
             self.outs[i].record(t_ns, bytes)?;
@@ -389,11 +397,12 @@ impl TapSink for Taps<'_> {
         tap: usize,
         t_ns: u64,
         pkt: &Packet,
+        int: &IntStack,
         at: SwitchTapPoint,
     ) -> Result<(), NetError> {
         let bytes = self
             .framer
-            .frame(pkt)
+            .frame(pkt, int)
             .map_err(|e| NetError::Tap(e.to_string()))?;
         for &i in &self.switch_entries[tap] {
             let so = &mut self.switch_outs[i];

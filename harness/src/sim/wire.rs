@@ -135,8 +135,8 @@ impl Framer {
         }
     }
 
-    /// Write the frame of `p` and return its bytes.
-    pub fn frame(&mut self, p: &Packet) -> Result<&[u8], SimError> {
+    /// Write the frame of `p` with INT stack `int` and return its bytes.
+    pub fn frame(&mut self, p: &Packet, int: &IntStack) -> Result<&[u8], SimError> {
         if p.kind == PacketKind::Pfc {
             let mut quanta = [0u16; 8];
             quanta[DATA_PRIORITY] = p.pfc_quanta;
@@ -218,7 +218,7 @@ impl Framer {
             roce.ack_ext = match self.dialect {
                 Dialect::Fncc => AckExtRepr::Fncc {
                     n: p.ack_n,
-                    int: p.int,
+                    int: *int,
                 },
                 Dialect::Rcc => AckExtRepr::Rcc(RccExt {
                     cwnd: p.ack_cwnd,
@@ -234,7 +234,7 @@ impl Framer {
             Dialect::Hpcc => ShimRepr::Int(if p.kind == PacketKind::Cnp {
                 IntStack::new()
             } else {
-                p.int
+                *int
             }),
             Dialect::Rcc => ShimRepr::RccTimestamp(p.ts_ns),
             Dialect::Roce | Dialect::Fncc => ShimRepr::None,

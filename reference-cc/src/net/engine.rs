@@ -1,14 +1,14 @@
 //! The event loop (docs/sim.md "Event order").
 //!
-//! Events are small `Copy` values in a binary heap ordered by (time ps, class, sequence):
+//! Events are small `Copy` values in a queue (queue.rs: a timing wheel over a heap) ordered
+//! by (time ps, class, sequence):
 //! at one instant model timers run first (C-5), then sender decisions that take effect late
 //! (`[device]` `reaction_ns`), then packet and port events in the order they were scheduled,
 //! then retransmission timeouts, then NIC wake-ups, then metric samples.
 //! Packets live in a slab (`Vec<Packet>` + free list) and travel as `u32` handles, so the loop
 //! allocates nothing per packet once the queues have grown.
 
-use std::cmp::{Ordering, Reverse};
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 
 use ccreplay_codecs::Dialect;
 use ccreplay_codecs::shim::int::{
@@ -22,6 +22,7 @@ use super::packet::{
     ECN_CE, ECN_ECT0, Packet, PacketKind, SYNDROME_ACK, SYNDROME_NAK_PSN, WRITE_FIRST, WRITE_LAST,
     WRITE_MIDDLE, WRITE_ONLY, frame_len,
 };
+use super::queue::EventQueue;
 use super::switch_device::{SwitchBug, drift_ns, ewma};
 use super::topology::{NodeId, NodeKind, PortMap, Routes, port_map};
 use super::{
@@ -42,6 +43,8 @@ const PSN_MASK: u32 = 0xFF_FFFF;
 /// Half the PSN space: a PSN `d` ahead with `d < 2^23` is after (C-2).
 const PSN_HALF: u32 = 1 << 23;
 const NONE: u64 = u64::MAX;
+/// The stack of a packet that carries none.
+const NO_INT: IntStack = IntStack::new();
 /// No switch tap on a port.
 const NO_TAP: u32 = u32::MAX;
 
@@ -75,31 +78,6 @@ enum Ev {
     Apply,
     /// Take a metrics sample.
     Sample,
-}
-
-#[derive(Clone, Copy, Debug)]
-struct Scheduled {
-    t_ps: u64,
-    /// class << 56 | sequence.
-    order: u64,
-    ev: Ev,
-}
-
-impl PartialEq for Scheduled {
-    fn eq(&self, o: &Self) -> bool {
-        (self.t_ps, self.order) == (o.t_ps, o.order)
-    }
-}
-impl Eq for Scheduled {}
-impl PartialOrd for Scheduled {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Scheduled {
-    fn cmp(&self, o: &Self) -> Ordering {
-        (self.t_ps, self.order).cmp(&(o.t_ps, o.order))
-    }
 }
 
 /// Simulated ps -> absolute ns (floor).
@@ -290,6 +268,9 @@ struct HostState {
     receiver: Option<Box<dyn Model>>,
     /// Flows this host sends, by sender-model flow id.
     tx_flows: Vec<u32>,
+    /// `tx_flows` without the finished ones (every packet acknowledged: they never send
+    /// again), in the same order: what the NIC's scheduler looks through.
+    live_tx: Vec<u32>,
     /// Flows this host receives, by receiver-model flow id (first data packet in).
     rx_flows: Vec<u32>,
     timer_at: [u64; 2],
@@ -401,8 +382,12 @@ pub struct Network {
     now: u64,
     seq: u64,
     events: u64,
-    heap: BinaryHeap<Reverse<Scheduled>>,
+    queue: EventQueue<Ev>,
     slab: Vec<Packet>,
+    /// The INT stack of each slab slot (packet.rs `Packet`), kept only for the dialects
+    /// that carry one (`has_int`); empty otherwise.
+    ints: Vec<IntStack>,
+    has_int: bool,
     free: Vec<u32>,
     ports: Vec<PortState>,
     switches: Vec<SwitchState>,
@@ -424,6 +409,14 @@ pub struct Network {
     sample_times: Vec<u64>,
     /// Jain's index, sample by sample (metrics.rs).
     jain: Option<JainWindow>,
+    /// Flows whose series are sampled now (started, not past the sample after their finish),
+    /// in no particular order: a sample costs the active flows, not every flow of the run.
+    sampling: Vec<u32>,
+    /// Flow ids by start time, and how many of them `sampling` has taken in.
+    by_start: Vec<u32>,
+    started: usize,
+    /// The earliest finish so far, ps (`NONE`: none yet).
+    first_finish_ps: u64,
     drops: u64,
     /// Whether `meta` is kept (a switch tap, or `ingress-timestamp`).
     track: bool,
@@ -470,6 +463,7 @@ impl Network {
         if cfg.sample_interval_ns == 0 || cfg.duration_ns / cfg.sample_interval_ns > 10_000_000 {
             return err("sample_interval_ns must be > 0 and give at most 10^7 samples".into());
         }
+        let samples = (cfg.duration_ns / cfg.sample_interval_ns + 1).min(1 << 16) as usize;
         if cfg.switch.buffer_bytes < u64::from(cfg.mtu_bytes) * 2 {
             return err("switch buffer_bytes must hold at least two packets".into());
         }
@@ -638,7 +632,9 @@ impl Network {
                     dropped: 0,
                     pause_sent: 0,
                     pause_received: 0,
-                    queue_samples: Vec::new(),
+                    // A switch port keeps one sample per interval for the whole run: reserved
+                    // at once (up to 2^16), not grown and copied sample by sample.
+                    queue_samples: Vec::with_capacity(if is_host { 0 } else { samples }),
                     queue_max: 0,
                 });
             }
@@ -797,6 +793,7 @@ impl Network {
                 sender: None,
                 receiver: None,
                 tx_flows: Vec::new(),
+                live_tx: Vec::new(),
                 rx_flows: Vec::new(),
                 timer_at: [NONE; 2],
                 wake_at: NONE,
@@ -859,8 +856,11 @@ impl Network {
             let h = &mut hosts[f.src_host as usize];
             f.local_tx = h.tx_flows.len() as u32;
             h.tx_flows.push(i as u32);
+            h.live_tx.push(i as u32);
         }
         let jain = JainWindow::new(flows.iter().map(|f| f.start_ps / PS_PER_NS));
+        let mut by_start: Vec<u32> = (0..flows.len() as u32).collect();
+        by_start.sort_by_key(|&i| flows[i as usize].start_ps);
         let mut net = Network {
             dialect,
             base_rtt_ns: 0,
@@ -868,8 +868,10 @@ impl Network {
             now: 0,
             seq: 0,
             events: 0,
-            heap: BinaryHeap::with_capacity(1024),
+            queue: EventQueue::new(),
             slab: Vec::with_capacity(1024),
+            ints: Vec::new(),
+            has_int: matches!(dialect, Dialect::Hpcc | Dialect::Fncc),
             free: Vec::with_capacity(1024),
             ports,
             switches,
@@ -885,6 +887,10 @@ impl Network {
             sample_ps: cfg.sample_interval_ns * PS_PER_NS,
             sample_times: Vec::new(),
             jain,
+            sampling: Vec::new(),
+            by_start,
+            started: 0,
+            first_finish_ps: NONE,
             drops: 0,
             track: !cfg.switch_taps.is_empty()
                 || cfg.switch_device.bug == Some(SwitchBug::IngressTimestamp),
@@ -1130,11 +1136,7 @@ impl Network {
     #[inline]
     fn schedule(&mut self, t_ps: u64, class: u64, ev: Ev) {
         self.seq += 1;
-        self.heap.push(Reverse(Scheduled {
-            t_ps,
-            order: class << 56 | self.seq,
-            ev,
-        }));
+        self.queue.push(t_ps, class << 56 | self.seq, ev);
     }
 
     #[inline]
@@ -1144,8 +1146,28 @@ impl Network {
             i
         } else {
             self.slab.push(p);
+            if self.has_int {
+                self.ints.push(IntStack::new());
+            }
             (self.slab.len() - 1) as u32
         }
+    }
+
+    /// A packet with an empty INT stack (a sender's data, an FNCC ACK before the switches,
+    /// a CNP): its slot's stack is cleared.
+    #[inline]
+    fn alloc_clear(&mut self, p: Packet) -> u32 {
+        let id = self.alloc(p);
+        if self.has_int {
+            self.ints[id as usize] = IntStack::new();
+        }
+        id
+    }
+
+    /// The INT stack of slot `id` (empty for a dialect without one).
+    #[inline]
+    fn int_of(&self, id: u32) -> &IntStack {
+        self.ints.get(id as usize).unwrap_or(&NO_INT)
     }
 
     /// Run to the end of [`NetConfig::duration_ns`]; taps go to `sink`.
@@ -1164,16 +1186,16 @@ impl Network {
             let t = self.link_events[i].0;
             self.schedule(t, CLASS_PACKET, Ev::Link { event: i as u32 });
         }
-        while let Some(Reverse(s)) = self.heap.pop() {
-            if s.t_ps > self.end_ps {
+        while let Some((t_ps, _, ev)) = self.queue.pop() {
+            if t_ps > self.end_ps {
                 break;
             }
-            self.now = s.t_ps;
+            self.now = t_ps;
             self.events += 1;
             if self.events & 0xFFFF == 0 {
                 sink.progress(self.now / PS_PER_NS);
             }
-            match s.ev {
+            match ev {
                 Ev::Arrive { port, pkt } => self.arrive(port, pkt, sink)?,
                 Ev::PortFree { port } => {
                     self.ports[port as usize].busy = false;
@@ -1221,23 +1243,33 @@ impl Network {
         let t_ns = self.now / PS_PER_NS;
         self.sample_times.push(t_ns);
         let secs = self.cfg.sample_interval_ns;
-        for f in &mut self.flows {
-            let d = f.delivered_bytes - f.delivered_at_sample;
-            f.delivered_at_sample = f.delivered_bytes;
+        while let Some(&fi) = self.by_start.get(self.started)
+            && self.flows[fi as usize].start_ps <= self.now
+        {
+            self.sampling.push(fi);
+            self.started += 1;
+        }
+        let mut i = 0;
+        while let Some(&fi) = self.sampling.get(i) {
+            let f = &mut self.flows[fi as usize];
             // From its start to the first sample at or after its end (which holds its last
             // bytes): a finished flow's series stop, so memory follows the active flows, not
             // flows × run length.
-            let active = self.now >= f.start_ps
-                && f.finish_ps
-                    .is_none_or(|fin| self.now < fin.saturating_add(self.sample_ps));
-            if active {
-                let bps = u128::from(d) * 8_000_000_000 / u128::from(secs);
-                f.throughput
-                    .push(t_ns, u64::try_from(bps).unwrap_or(u64::MAX));
-                f.rate_series.push(t_ns, f.rate_bps);
-                if let Some(w) = f.window_bytes {
-                    f.window_series.push(t_ns, w);
-                }
+            if f.finish_ps
+                .is_some_and(|fin| self.now >= fin.saturating_add(self.sample_ps))
+            {
+                self.sampling.swap_remove(i);
+                continue;
+            }
+            i += 1;
+            let d = f.delivered_bytes - f.delivered_at_sample;
+            f.delivered_at_sample = f.delivered_bytes;
+            let bps = u128::from(d) * 8_000_000_000 / u128::from(secs);
+            f.throughput
+                .push(t_ns, u64::try_from(bps).unwrap_or(u64::MAX));
+            f.rate_series.push(t_ns, f.rate_bps);
+            if let Some(w) = f.window_bytes {
+                f.window_series.push(t_ns, w);
             }
         }
         for p in &mut self.ports {
@@ -1246,11 +1278,9 @@ impl Network {
             }
         }
         if let Some(j) = &mut self.jain {
-            let flows = self.flows.iter();
-            j.sample(
-                t_ns,
-                flows.map(|f| (f.finish_ps.map(|t| t / PS_PER_NS), f.delivered_bytes)),
-            );
+            // No flow finished before this sample: every finish so far is at or after it.
+            let running = self.first_finish_ps == NONE || t_ns <= self.first_finish_ps / PS_PER_NS;
+            j.sample_counts(t_ns, running, self.flows.iter().map(|f| f.delivered_bytes));
         }
         let next = self.now + self.sample_ps;
         if next <= self.end_ps {
@@ -1396,8 +1426,13 @@ impl Network {
 
     /// Queue a control frame (ACK, NAK, CNP) at a host port; strict priority over data.
     fn queue_ctrl(&mut self, port: u32, p: Packet) {
-        let bytes = u64::from(p.wire_bytes);
-        let id = self.alloc(p);
+        let id = self.alloc_clear(p);
+        self.queue_ctrl_id(port, id);
+    }
+
+    /// Queue the control frame in slot `id` at a host port.
+    fn queue_ctrl_id(&mut self, port: u32, id: u32) {
+        let bytes = u64::from(self.slab[id as usize].wire_bytes);
         let ps = &mut self.ports[port as usize];
         ps.ctrl.push_back(id);
         ps.queued_bytes += bytes;
@@ -1461,12 +1496,13 @@ impl Network {
                         t as usize,
                         abs_ns(now),
                         &pkt,
+                        &NO_INT,
                         SwitchTapPoint::PauseSent { to },
                     )?;
                 }
                 if stap != NO_TAP {
                     let at = SwitchTapPoint::Departed { truth: None };
-                    sink.record_switch(stap as usize, abs_ns(now), &pkt, at)?;
+                    sink.record_switch(stap as usize, abs_ns(now), &pkt, &NO_INT, at)?;
                 }
             }
             let id = self.alloc(pkt);
@@ -1480,13 +1516,16 @@ impl Network {
                 // RCC: the shim carries the receiver's transmit time (wire.md 5.5).
                 self.slab[id as usize].ts_ns = abs_ns(now);
                 if let Some(tap) = self.hosts[h].tap {
-                    sink.record(tap, abs_ns(now), &self.slab[id as usize], true)?;
+                    let int = self.int_of(id);
+                    sink.record(tap, abs_ns(now), &self.slab[id as usize], int, true)?;
                 }
             } else {
                 self.switches[p.switch as usize].used -= u64::from(bytes);
-                if p.stap != NO_TAP {
+                let stap = p.stap;
+                if stap != NO_TAP {
                     let at = SwitchTapPoint::Departed { truth: None };
-                    sink.record_switch(p.stap as usize, abs_ns(now), &self.slab[id as usize], at)?;
+                    let (pkt, int) = (&self.slab[id as usize], self.int_of(id));
+                    sink.record_switch(stap as usize, abs_ns(now), pkt, int, at)?;
                 }
             }
             return self.transmit(port, id);
@@ -1535,9 +1574,7 @@ impl Network {
             };
             let hop = p.int_hop(clock, self.quirks);
             let sw = &self.switches[p.switch as usize];
-            self.slab[id as usize]
-                .int
-                .push(sw.int_id, hop, DEFAULT_MAX_HOPS);
+            self.ints[id as usize].push(sw.int_id, hop, DEFAULT_MAX_HOPS);
         }
         self.switches[sw].used -= bytes;
         let ingress = self.switches[sw].first_port + u32::from(self.slab[id as usize].ingress);
@@ -1553,7 +1590,8 @@ impl Network {
                 p: m.p,
             };
             let at = SwitchTapPoint::Departed { truth: Some(truth) };
-            sink.record_switch(p.stap as usize, abs_ns(now), &self.slab[id as usize], at)?;
+            let (pkt, int) = (&self.slab[id as usize], self.int_of(id));
+            sink.record_switch(p.stap as usize, abs_ns(now), pkt, int, at)?;
         }
         self.transmit(port, id)?;
         // PFC: the ingress port's buffered bytes drop; XON when at or below the threshold.
@@ -1693,13 +1731,11 @@ impl Network {
             }
         }
         if best.is_none() {
-            for &fi in &self.hosts[h as usize].tx_flows {
+            for &fi in &self.hosts[h as usize].live_tx {
                 let f = &self.flows[fi as usize];
-                if !f.can_send(mtu) {
-                    continue;
-                }
                 let release = f.pace_ps.max(f.start_ps);
-                if best.is_none_or(|(r, _)| release < r) {
+                // Only an earlier release wins (ties: the first in order); then may it send?
+                if best.is_none_or(|(r, _)| release < r) && f.can_send(mtu) {
                     best = Some((release, fi));
                 }
             }
@@ -1727,7 +1763,7 @@ impl Network {
         pkt.wire_bytes = frame_len(self.dialect, PacketKind::Data, pkt.opcode, pkt.payload);
         let local = f.local_tx;
         if let Some(tap) = self.hosts[h as usize].tap {
-            sink.record(tap, abs_ns(now), &pkt, true)?;
+            sink.record(tap, abs_ns(now), &pkt, &NO_INT, true)?;
         }
         self.sender_event(
             h as usize,
@@ -1765,7 +1801,7 @@ impl Network {
                 (fi, sent)
             };
         }
-        let id = self.alloc(pkt);
+        let id = self.alloc_clear(pkt);
         self.transmit(port, id)
     }
 
@@ -1778,9 +1814,14 @@ impl Network {
             kind,
         };
         f.tx_events += 1;
+        self.feed_sender(h, &ev);
+    }
+
+    /// The sender model of host slot `h` takes `ev`; its decisions apply.
+    fn feed_sender(&mut self, h: usize, ev: &Event) {
         self.scratch.clear();
         if let Some(m) = self.hosts[h].sender.as_mut() {
-            m.on_event(&ev, &mut self.scratch);
+            m.on_event(ev, &mut self.scratch);
         }
         self.apply_sender_decisions(h);
         self.arm_timers(h as u32);
@@ -1795,8 +1836,9 @@ impl Network {
             self.free.push(id);
             return Ok(());
         }
-        let pkt = self.slab[id as usize];
-        if pkt.kind == PacketKind::Pfc {
+        let kind = self.slab[id as usize].kind;
+        if kind == PacketKind::Pfc {
+            let pkt = self.slab[id as usize];
             self.free.push(id);
             let now = self.now;
             let p = &mut self.ports[port as usize];
@@ -1804,11 +1846,11 @@ impl Network {
             if p.host != u32::MAX
                 && let Some(tap) = self.hosts[p.host as usize].tap
             {
-                sink.record(tap, abs_ns(now), &pkt, false)?;
+                sink.record(tap, abs_ns(now), &pkt, &NO_INT, false)?;
             }
             if p.stap != NO_TAP {
                 let at = SwitchTapPoint::PauseReceived;
-                sink.record_switch(p.stap as usize, abs_ns(now), &pkt, at)?;
+                sink.record_switch(p.stap as usize, abs_ns(now), &pkt, &NO_INT, at)?;
             }
             let pause_ps = quanta_ps(pkt.pfc_quanta, p.rate_bps);
             p.pause(now, now + pause_ps);
@@ -1817,10 +1859,9 @@ impl Network {
         let p = &self.ports[port as usize];
         if p.host != u32::MAX {
             let h = p.host;
-            self.free.push(id);
-            return match pkt.kind {
-                PacketKind::Data => self.at_receiver(h, pkt, sink),
-                _ => self.at_sender(h, pkt, sink),
+            return match kind {
+                PacketKind::Data => self.at_receiver(h, id, sink),
+                _ => self.at_sender(h, id, sink),
             };
         }
         self.at_switch(port, id, sink)
@@ -1848,7 +1889,7 @@ impl Network {
             // The port under test's ingress side: the frame as it arrived.
             let from = self.ports[in_port as usize].peer;
             let at = SwitchTapPoint::Arrived { from };
-            sink.record_switch(stap as usize, abs_ns(self.now), pkt, at)?;
+            sink.record_switch(stap as usize, abs_ns(self.now), pkt, self.int_of(id), at)?;
         }
         // A switch tap on the data direction's egress port: the ACK whose INT got its record.
         let mut ack_tap = None;
@@ -1859,7 +1900,7 @@ impl Network {
             let hop = dp.int_hop(self.now, self.quirks);
             if dp.stap != NO_TAP {
                 let truth = AckIntTruth {
-                    hop_index: self.slab[id as usize].int.n_hop(),
+                    hop_index: self.ints[id as usize].n_hop(),
                     tx_bytes: dp.tx_bytes,
                     queued_bytes: dp.queued_bytes,
                 };
@@ -1867,7 +1908,7 @@ impl Network {
             }
             if let Some(fs) = self.switches[sw].fncc.as_mut() {
                 fs.set_port_int(usize::from(data_out), hop)?;
-                fs.forward_ack(usize::from(data_out), &mut self.slab[id as usize].int)?;
+                fs.forward_ack(usize::from(data_out), &mut self.ints[id as usize])?;
             }
         }
         if self.switches[sw].used + bytes > self.cfg.switch.buffer_bytes {
@@ -1879,7 +1920,8 @@ impl Network {
         if let Some((t, truth)) = ack_tap {
             // Forwarded: as it leaves (nothing else changes an ACK in the switch).
             let at = SwitchTapPoint::AckInt { truth };
-            sink.record_switch(t as usize, abs_ns(self.now), &self.slab[id as usize], at)?;
+            let (pkt, int) = (&self.slab[id as usize], self.int_of(id));
+            sink.record_switch(t as usize, abs_ns(self.now), pkt, int, at)?;
         }
         self.switches[sw].used += bytes;
         let op = &mut self.ports[out_port as usize];
@@ -1962,11 +2004,14 @@ impl Network {
 
     /// The receiver NIC: tap, receiver model, RC responder (in-order accept, one NAK per gap,
     /// duplicates re-acknowledged), then the ACK or NAK.
-    fn at_receiver(&mut self, h: u32, pkt: Packet, sink: &mut dyn TapSink) -> Result<(), NetError> {
+    /// The data packet is in slot `id`; its ACK or NAK takes the slot over (an HPCC ACK
+    /// echoes the data packet's INT stack unchanged, wire.md 5.3: it stays where it is).
+    fn at_receiver(&mut self, h: u32, id: u32, sink: &mut dyn TapSink) -> Result<(), NetError> {
         let hi = h as usize;
+        let pkt = self.slab[id as usize];
         let fi = pkt.flow;
         if let Some(tap) = self.hosts[hi].tap {
-            sink.record(tap, abs_ns(self.now), &pkt, false)?;
+            sink.record(tap, abs_ns(self.now), &pkt, self.int_of(id), false)?;
         }
         if self.flows[fi as usize].local_rx == u32::MAX {
             self.flows[fi as usize].local_rx = self.hosts[hi].rx_flows.len() as u32;
@@ -2023,46 +2068,57 @@ impl Network {
                 SYNDROME_ACK
             };
             a.msn = f.msn;
-            if self.dialect == Dialect::Hpcc {
-                a.int = pkt.int; // wire.md 5.3: the data packet's stack, unchanged
-            } else {
-                a.int = IntStack::new();
-            }
             (a.ack_n, a.ack_cwnd, a.ack_flags) = (n, cwnd, flags);
             if !self.hosts[hi].writes_n {
                 a.ack_n = 0; // a NIC without FNCC-2: N unknown (wire.md 4)
             }
             a.wire_bytes = frame_len(self.dialect, kind, 0, 0);
-            self.queue_ctrl(self.hosts[hi].port, a);
+            self.slab[id as usize] = a;
+            if self.dialect != Dialect::Hpcc && self.has_int {
+                self.ints[id as usize] = IntStack::new(); // FNCC: the switches fill the ACK's
+            }
+            self.queue_ctrl_id(self.hosts[hi].port, id);
+        } else {
+            self.free.push(id);
         }
         let port = self.hosts[hi].port;
         self.try_start(port, sink)
     }
 
     /// The sender NIC: tap, the model's event, then the requester's transport.
-    fn at_sender(&mut self, h: u32, pkt: Packet, sink: &mut dyn TapSink) -> Result<(), NetError> {
+    /// The ACK, NAK or CNP in slot `id` reaches its sender.
+    fn at_sender(&mut self, h: u32, id: u32, sink: &mut dyn TapSink) -> Result<(), NetError> {
         let hi = h as usize;
+        let pkt = self.slab[id as usize];
         if let Some(tap) = self.hosts[hi].tap {
-            sink.record(tap, abs_ns(self.now), &pkt, false)?;
+            sink.record(tap, abs_ns(self.now), &pkt, self.int_of(id), false)?;
         }
+        self.free.push(id);
         let fi = pkt.flow;
         let d = self.dialect;
-        let info = AckInfo {
+        // Built where it is used: the INT stack is most of the event's size.
+        let info = || AckInfo {
             psn: pkt.psn,
             syndrome: pkt.syndrome,
-            int: matches!(d, Dialect::Hpcc | Dialect::Fncc).then_some(pkt.int),
+            int: self.has_int.then(|| self.ints[id as usize]),
             n: matches!(d, Dialect::Fncc | Dialect::Rcc).then_some(pkt.ack_n),
             cwnd: (d == Dialect::Rcc).then_some(pkt.ack_cwnd),
             rcc_flags: (d == Dialect::Rcc).then_some(pkt.ack_flags),
             ts_ns: (d == Dialect::Rcc).then_some(pkt.ts_ns),
         };
-        let kind = match pkt.kind {
-            PacketKind::Ack => EventKind::RxAck(info),
-            PacketKind::Nak => EventKind::RxNak(info),
-            _ => EventKind::RxCnp,
+        let f = &self.flows[fi as usize];
+        let ev = Event {
+            t_ns: abs_ns(self.now),
+            flow: f.local_tx,
+            index: f.tx_events,
+            kind: match pkt.kind {
+                PacketKind::Ack => EventKind::RxAck(info()),
+                PacketKind::Nak => EventKind::RxNak(info()),
+                _ => EventKind::RxCnp,
+            },
         };
-        let local = self.flows[fi as usize].local_tx;
-        self.sender_event(hi, fi, local, kind);
+        self.flows[fi as usize].tx_events += 1;
+        self.feed_sender(hi, &ev);
 
         let now = self.now;
         let rto = self.cfg.rto_ns * PS_PER_NS;
@@ -2086,6 +2142,11 @@ impl Network {
         if f.una != before || pkt.kind == PacketKind::Nak {
             if f.una == f.packets && f.finish_ps.is_none() {
                 f.finish_ps = Some(now);
+                self.first_finish_ps = self.first_finish_ps.min(now);
+                let live = &mut self.hosts[hi].live_tx;
+                if let Some(k) = live.iter().position(|&x| x == fi) {
+                    live.remove(k);
+                }
             }
             let t = if f.una < f.high { now + rto } else { NONE };
             self.set_rto(fi, t);

@@ -212,22 +212,34 @@ impl JainWindow {
     /// (samples come last at their time), so "no later than every finish so far" is
     /// [`jain_index`]'s "no later than the first finish".
     pub fn sample(&mut self, t_ns: u64, flows: impl Iterator<Item = (Option<u64>, u64)> + Clone) {
+        let running = flows
+            .clone()
+            .all(|(finish, _)| finish.is_none_or(|f| t_ns <= f));
+        self.sample_counts(t_ns, running, flows.map(|f| f.1));
+    }
+
+    /// [`JainWindow::sample`] with "no flow finished before `t_ns`" (`running`) known: the
+    /// counts are read only when the sample is kept, so a sample after the first finish
+    /// costs nothing per flow.
+    pub fn sample_counts(
+        &mut self,
+        t_ns: u64,
+        running: bool,
+        counts: impl Iterator<Item = u64> + Clone,
+    ) {
         let i = self.n;
         self.n += 1;
         if self.first.is_none() && t_ns > self.from_ns {
-            self.first = Some((i, flows.clone().map(|f| f.1).collect()));
+            self.first = Some((i, counts.clone().collect()));
         }
-        if flows
-            .clone()
-            .all(|(finish, _)| finish.is_none_or(|f| t_ns <= f))
-        {
+        if running {
             match &mut self.last {
-                Some((at, counts)) => {
+                Some((at, kept)) => {
                     *at = i;
-                    counts.clear();
-                    counts.extend(flows.map(|f| f.1));
+                    kept.clear();
+                    kept.extend(counts);
                 }
-                None => self.last = Some((i, flows.map(|f| f.1).collect())),
+                None => self.last = Some((i, counts.collect())),
             }
         }
     }

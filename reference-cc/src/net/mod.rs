@@ -30,10 +30,12 @@ pub mod device;
 mod engine;
 pub mod metrics;
 pub mod packet;
+mod queue;
 pub mod switch_device;
 pub mod topology;
 
 use ccreplay_codecs::Dialect;
+use ccreplay_codecs::shim::int::IntStack;
 
 use crate::dcqcn::cp::RedParams;
 use crate::dcqcn::{NpParams, RpParams};
@@ -426,23 +428,26 @@ impl NetConfig {
 /// Receives the frames seen at tapped host NICs, in the order the host's models are fed, and
 /// at tapped switch ports ([`TapSink::record_switch`]).
 pub trait TapSink {
-    /// `pkt` left (`outgoing`) or reached the NIC of tapped host `tap` (index in
-    /// [`NetConfig::taps`]) at absolute time `t_ns`.
+    /// `pkt` with INT stack `int` (empty when the dialect or the packet has none) left
+    /// (`outgoing`) or reached the NIC of tapped host `tap` (index in [`NetConfig::taps`]) at
+    /// absolute time `t_ns`.
     fn record(
         &mut self,
         tap: usize,
         t_ns: u64,
         pkt: &Packet,
+        int: &IntStack,
         outgoing: bool,
     ) -> Result<(), NetError>;
 
-    /// `pkt` was seen at switch tap `tap` (index in [`NetConfig::switch_taps`]) at absolute
-    /// time `t_ns`, at `at`. The default ignores it.
+    /// `pkt` with INT stack `int` was seen at switch tap `tap` (index in
+    /// [`NetConfig::switch_taps`]) at absolute time `t_ns`, at `at`. The default ignores it.
     fn record_switch(
         &mut self,
         _tap: usize,
         _t_ns: u64,
         _pkt: &Packet,
+        _int: &IntStack,
         _at: SwitchTapPoint,
     ) -> Result<(), NetError> {
         Ok(())
@@ -457,7 +462,14 @@ pub trait TapSink {
 pub struct NoTaps;
 
 impl TapSink for NoTaps {
-    fn record(&mut self, _: usize, _: u64, _: &Packet, _: bool) -> Result<(), NetError> {
+    fn record(
+        &mut self,
+        _: usize,
+        _: u64,
+        _: &Packet,
+        _: &IntStack,
+        _: bool,
+    ) -> Result<(), NetError> {
         Ok(())
     }
 }

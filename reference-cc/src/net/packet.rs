@@ -5,7 +5,6 @@
 //! captured: no preamble, IFG or FCS), which is what the engine serialises.
 
 use ccreplay_codecs::Dialect;
-use ccreplay_codecs::shim::int::IntStack;
 
 /// RC RDMA WRITE opcodes (IBTA Table 38).
 pub const WRITE_FIRST: u8 = 0x06;
@@ -89,6 +88,10 @@ pub fn frame_len(dialect: Dialect, kind: PacketKind, opcode: u8, payload: u32) -
 }
 
 /// The fields of one packet that vary (the rest is fixed by the flow: addresses, QPs, ports).
+///
+/// The INT stack (HPCC: before BTH, in data and echoed in ACKs; FNCC: in the ACK) travels
+/// beside it: the engine keeps one stack per slab slot only for the dialects that carry one,
+/// so the packet its hot paths copy and cache is 56 bytes rather than 240 (docs/performance.md).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Packet {
     /// What it is.
@@ -103,8 +106,6 @@ pub struct Packet {
     pub payload: u32,
     /// IP ECN codepoint.
     pub ecn: u8,
-    /// HPCC: the stack before BTH (data, and echoed in ACKs); FNCC: the ACK's stack.
-    pub int: IntStack,
     /// RCC: the shim's transmit timestamp, absolute ns.
     pub ts_ns: u64,
     /// AETH syndrome.
@@ -137,7 +138,6 @@ impl Packet {
             opcode: 0,
             payload: 0,
             ecn: 0,
-            int: IntStack::new(),
             ts_ns: 0,
             syndrome: 0,
             msn: 0,
