@@ -322,3 +322,415 @@ fn a_cnp_the_nic_did_not_send_is_missing_and_a_slow_response_is_late() {
         let _ = std::fs::remove_dir_all(m.parent().unwrap());
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// Loss, NAKs and go-back-N (docs/dut.md "`--dut wire`"): on every bundled receiver capture
+// the simulator's receiver NIC (the reference model in an IB RC responder) is conformant, and
+// the accounting says what became of every packet it sent and received. The expected counts
+// are read from the capture's bytes here, with no ccreplay decoder (tshark agrees:
+//   tshark -X lua_script:contrib/wireshark/ccreplay.lua -o ccreplay.dialect:D -r traces/T.pcap
+//     -Y 'ip.dst==H && infiniband.bth.opcode <= 11'                                 (data)
+//     -Y 'ip.src==H && infiniband.bth.opcode == 17 && infiniband.aeth.syndrome < 32'  (ACKs)
+//     -Y 'ip.src==H && infiniband.bth.opcode == 17 && infiniband.aeth.syndrome >= 96' (NAKs)
+//     -Y 'ip.src==H && infiniband.bth.opcode == 129'                                  (CNPs)
+// gives, when this was written: fncc_chain_receiver 516 / 500 / 9 / 0, rcc_bursts_receiver
+// 1232 / 1212 / 11 / 0, rcc_receiver 1374 / 1374 / 0 / 0, dcqcn_np 940 / 940 / 0 / 217).
+// ---------------------------------------------------------------------------------------
+
+/// The records of a pcap as (time ns, frame).
+fn frames(pcap: &[u8]) -> Vec<(u64, &[u8])> {
+    records(pcap)
+        .into_iter()
+        .map(|(at, len)| {
+            let h = at - 16;
+            let s = u64::from(u32::from_le_bytes(pcap[h..h + 4].try_into().unwrap()));
+            let ns = u64::from(u32::from_le_bytes(pcap[h + 4..h + 8].try_into().unwrap()));
+            (s * 1_000_000_000 + ns, &pcap[at..at + len])
+        })
+        .collect()
+}
+
+/// What a receiver capture holds, from its bytes: Ethernet 14 + IPv4 20 (source 26..30,
+/// destination 30..34) + UDP 8, rcc's 8-byte timestamp, then BTH at `bth` (opcode), the AETH
+/// 12 bytes after it (syndrome: bits 6..5 = 0b11 is a NAK). Data = RC SEND / WRITE opcodes
+/// 0x00..=0x0B; 0x11 ACKNOWLEDGE; 0x81 CNP.
+#[derive(Debug, Default)]
+struct Held {
+    data: u64,
+    acks: u64,
+    naks: u64,
+    cnps: u64,
+    /// CNPs sent after the last data packet arrived: past the trace's last event.
+    cnps_after_last_data: u64,
+}
+
+fn held(pcap: &[u8], bth: usize, host: [u8; 4]) -> Held {
+    let mut h = Held::default();
+    let mut last_data = 0;
+    let mut cnp_at = Vec::new();
+    for (t, f) in frames(pcap) {
+        let (src, dst, op) = (&f[26..30], &f[30..34], f[bth]);
+        if dst == host && op <= 0x0B {
+            h.data += 1;
+            last_data = t;
+        } else if src == host && op == 0x11 {
+            if f[bth + 12] >> 5 == 0b11 {
+                h.naks += 1;
+            } else {
+                h.acks += 1;
+            }
+        } else if src == host && op == 0x81 {
+            h.cnps += 1;
+            cnp_at.push(t);
+        }
+    }
+    h.cnps_after_last_data = cnp_at.iter().filter(|&&t| t > last_data).count() as u64;
+    h
+}
+
+fn diff_json(dir: &std::path::Path, manifest: &str) -> (i32, serde_json::Value, String) {
+    let (code, out, err) = ccreplay(
+        dir,
+        &["diff", manifest, "--dut", "wire", "--format", "json"],
+    );
+    let v = serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}{err}"));
+    (code, v, err)
+}
+
+#[test]
+fn every_bundled_receiver_capture_conforms_and_every_packet_is_accounted_for() {
+    for (trace, bth, host) in [
+        ("fncc_chain_receiver", 42, [10, 0, 0, 4]),
+        ("rcc_bursts_receiver", 50, [10, 0, 0, 4]),
+        ("rcc_receiver", 50, [10, 0, 0, 3]),
+        ("dcqcn_np", 42, [10, 0, 0, 4]),
+    ] {
+        let pcap = std::fs::read(repo().join(format!("traces/{trace}.pcap"))).unwrap();
+        let h = held(&pcap, bth, host);
+        let (code, v, err) = diff_json(&repo(), &format!("traces/{trace}.toml"));
+        assert_eq!(code, 0, "{trace}: {v}{err}");
+        assert_eq!(
+            (&v["ok"], &v["mismatches"], &v["missing"], &v["extra"]),
+            (&true.into(), &0.into(), &0.into(), &0.into()),
+            "{trace}: {v}"
+        );
+        let (w, acc) = (&v["dut_accounting"], &v["accounting"]);
+        let get = |k: &str| {
+            w[k].as_u64()
+                .unwrap_or_else(|| panic!("{trace}: {k} in {w}"))
+        };
+        // Every ACK / NAK / CNP the host sent, and every data packet (each an rx_data event).
+        assert_eq!(get("sent"), h.acks + h.naks + h.cnps, "{trace}: {w}");
+        assert_eq!(acc["skipped"]["receiver_feedback"], get("sent"), "{trace}");
+        assert_eq!(get("data"), h.data, "{trace}: {w}");
+        assert_eq!(acc["event_kinds"]["rx_data"], h.data, "{trace}");
+        assert_eq!(
+            (
+                get("extra"),
+                get("before_data"),
+                get("no_flow"),
+                get("unanswered")
+            ),
+            (0, 0, 0, 0),
+            "{trace}: {w}"
+        );
+        let compared = v["decisions"].as_u64().unwrap();
+        if trace == "dcqcn_np" {
+            // The NP's decisions are its CNPs; its ACKs carry none. A CNP after the trace's
+            // last event is past what the reference replays.
+            assert_eq!(get("other"), h.acks + h.naks, "{w}");
+            assert_eq!(get("cnps"), h.cnps - h.cnps_after_last_data, "{w}");
+            assert_eq!(get("cnps_after_end"), h.cnps_after_last_data, "{w}");
+            assert_eq!(get("cnps_no_flow"), 0, "{w}");
+            assert_eq!(compared, get("cnps"));
+        } else {
+            // One reply per data packet at most, in order: each ACK or NAK answers one, and
+            // the rest were dropped out of sequence after a NAK (IB RC: no reply), whose
+            // decisions are not on the wire and not compared. No duplicates in these runs
+            // (every retransmission follows a NAK or RTO of a lost packet).
+            assert_eq!((get("acks"), get("dup_acks")), (h.acks, 0), "{trace}: {w}");
+            assert_eq!(get("naks"), h.naks, "{trace}: {w}");
+            assert_eq!(get("other"), h.cnps, "{trace}: {w}");
+            assert_eq!(get("silent"), h.data - h.acks - h.naks, "{trace}: {w}");
+            assert_eq!(compared, h.acks + h.naks, "{trace}");
+        }
+    }
+    // The text says the same after the verdict: fncc_chain_receiver has 516 data packets, 500
+    // ACKs and 9 NAKs (tshark, above), so 516 − 509 = 7 were dropped after a NAK.
+    let (code, out, err) = ccreplay(
+        &repo(),
+        &["diff", "traces/fncc_chain_receiver.toml", "--dut", "wire"],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("CONFORMANT: 9 flows, 509 decisions, 0 mismatched, 0 missing, 0 extra"),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "wire: 509 ACK/NAK/CNP sent by 10.0.0.4: 500 ACKs of their data packet's PSN, 9 NAKs; \
+             516 data packets: 509 answered, 7 dropped out of sequence after a NAK"
+        ),
+        "{out}"
+    );
+}
+
+// fncc_chain_receiver, flow 0 (h0 → h4, the capture's first data flow; tshark -r
+// traces/fncc_chain_receiver.pcap -c 34): PSN 16777036 is lost. Frame 25: data 16777037 (the
+// flow's 13th packet, event #12: 16777024..16777035 came before), answered by the NAK of frame
+// 26 naming 16777036 with N = 1 (h0's is the only flow until 120 µs, FNCC-2); frame 27: data
+// 16777038 (#13), dropped with no reply; frame 28: the retransmitted 16777036 (#14), ACK frame
+// 29; frame 30: 16777037 (#15), ACK frame 31; frame 32: 16777038 (#16), ACK frame 33.
+// (1-based frame numbers; the records below are 0-based.)
+
+const FNCC_N: usize = 58; // after the AETH (54..58): N u16, then the INT stack
+
+/// A copy of fncc_chain_receiver with `edit` applied to its records (0-based, time order).
+fn fncc_chain(tag: &str, edit: impl Fn(&mut Vec<(u64, Vec<u8>)>)) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("ccreplay-wire-fncc-{}-{tag}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for ext in ["pcap", "toml"] {
+        std::fs::copy(
+            repo().join(format!("traces/fncc_chain_receiver.{ext}")),
+            dir.join(format!("fncc_chain_receiver.{ext}")),
+        )
+        .unwrap();
+    }
+    rewrite(&dir.join("fncc_chain_receiver.pcap"), |mut recs| {
+        // The frames named above, as tshark shows them.
+        let psn = |f: &[u8]| u32::from_be_bytes([0, f[51], f[52], f[53]]);
+        assert_eq!((recs[24].1[42], psn(&recs[24].1)), (7, 16777037));
+        assert_eq!(
+            (recs[25].1[42], recs[25].1[54], psn(&recs[25].1)),
+            (0x11, 96, 16777036)
+        );
+        assert_eq!((recs[28].1[42], psn(&recs[28].1)), (0x11, 16777036));
+        assert_eq!((recs[30].1[42], psn(&recs[30].1)), (0x11, 16777037));
+        edit(&mut recs);
+        recs
+    });
+    dir
+}
+
+/// Recompute an FNCC frame's ICRC (its last 4 bytes), as the NIC would send it.
+fn fix_icrc(f: &mut [u8]) {
+    let cfg = DecodeConfig::for_dialect(Dialect::Fncc);
+    let (computed, _) = Packet::decode_ethernet(f, &cfg).icrc_check().unwrap();
+    let n = f.len();
+    f[n - 4..].copy_from_slice(&computed.to_be_bytes());
+}
+
+fn flow0(v: &serde_json::Value) -> &serde_json::Value {
+    &v["flows"][0]
+}
+
+#[test]
+fn a_naks_flow_count_is_compared_with_the_packet_it_answers() {
+    // Frame 26's N: 1 → 2.
+    let dir = fncc_chain("nak-n", |recs| {
+        let f = &mut recs[25].1;
+        assert_eq!(&f[FNCC_N..FNCC_N + 2], &[0, 1]);
+        f[FNCC_N + 1] = 2;
+        fix_icrc(f);
+    });
+    let (code, v, err) = diff_json(&dir, "fncc_chain_receiver.toml");
+    assert_eq!(code, 1, "{err}");
+    let f = flow0(&v);
+    assert_eq!(
+        (&f["mismatches"], &f["missing"], &f["extra"]),
+        (&1.into(), &0.into(), &0.into()),
+        "{f}"
+    );
+    let d = &f["first_divergence"];
+    assert_eq!(d["reference"]["cause"]["index"], 12, "{d}");
+    assert_eq!(d["fields"][0]["field"], "ack_n");
+    assert_eq!(
+        (&d["fields"][0]["reference"], &d["fields"][0]["dut"]),
+        (&"1".into(), &"2".into())
+    );
+    assert_eq!(v["mismatches"], 1, "only that packet: {v}");
+}
+
+#[test]
+fn a_second_ack_is_extra_and_a_retransmissions_missing_ack_is_missing() {
+    // Frame 29 (the ACK of the retransmitted 16777036) sent twice: nothing waits for the
+    // second; it is an extra decision, shown with the latest data packet then (#14).
+    let dir = fncc_chain("twice", |recs| {
+        let again = recs[28].clone();
+        recs.insert(29, again);
+    });
+    let (code, v, err) = diff_json(&dir, "fncc_chain_receiver.toml");
+    assert_eq!(code, 1, "{err}");
+    let f = flow0(&v);
+    assert_eq!(
+        (&f["mismatches"], &f["missing"], &f["extra"]),
+        (&0.into(), &0.into(), &1.into()),
+        "{f}"
+    );
+    assert_eq!(f["first_divergence"]["dut"]["cause"]["index"], 14, "{f}");
+    assert_eq!(v["dut_accounting"]["extra"], 1);
+
+    // Frame 31 (the ACK of the retransmitted 16777037) never sent: #15 is missing, and the
+    // ACK of frame 33 still answers #16.
+    let dir = fncc_chain("noack", |recs| {
+        recs.remove(30);
+    });
+    let (code, v, err) = diff_json(&dir, "fncc_chain_receiver.toml");
+    assert_eq!(code, 1, "{err}");
+    let f = flow0(&v);
+    assert_eq!(
+        (&f["mismatches"], &f["missing"], &f["extra"]),
+        (&0.into(), &1.into(), &0.into()),
+        "{f}"
+    );
+    assert_eq!(
+        f["first_divergence"]["reference"]["cause"]["index"], 15,
+        "{f}"
+    );
+    assert_eq!(v["dut_accounting"]["unanswered"], 1);
+}
+
+#[test]
+fn without_its_nak_the_packets_of_the_gap_are_missing() {
+    // Frame 26 never sent: nothing says the responder saw the gap, so #12 and #13 (frames 25
+    // and 27) are unanswered, not dropped by rule: 2 missing; of the 7 packets dropped after a
+    // NAK (the conformance test above), frame 27 was one: 6 remain.
+    let dir = fncc_chain("nonak", |recs| {
+        recs.remove(25);
+    });
+    let (code, v, err) = diff_json(&dir, "fncc_chain_receiver.toml");
+    assert_eq!(code, 1, "{err}");
+    let f = flow0(&v);
+    assert_eq!(
+        (&f["mismatches"], &f["missing"], &f["extra"]),
+        (&0.into(), &2.into(), &0.into()),
+        "{f}"
+    );
+    assert_eq!(
+        f["first_divergence"]["reference"]["cause"]["index"], 12,
+        "{f}"
+    );
+    let w = &v["dut_accounting"];
+    assert_eq!(
+        (&w["unanswered"], &w["silent"], &w["naks"]),
+        (&2.into(), &6.into(), &8.into()),
+        "{w}"
+    );
+}
+
+// dcqcn_np (docs/dut.md "CNP pacing"): N = 2 µs, marks that land exactly N after a CNP.
+
+/// A copy of dcqcn_np with `edit` applied to its records.
+fn dcqcn_np(tag: &str, edit: impl Fn(Vec<(u64, Vec<u8>)>) -> Vec<(u64, Vec<u8>)>) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("ccreplay-wire-np-{}-{tag}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for ext in ["pcap", "toml"] {
+        std::fs::copy(
+            repo().join(format!("traces/dcqcn_np.{ext}")),
+            dir.join(format!("dcqcn_np.{ext}")),
+        )
+        .unwrap();
+    }
+    rewrite(&dir.join("dcqcn_np.pcap"), edit);
+    dir
+}
+
+fn is_cnp(f: &[u8]) -> bool {
+    f.len() > 42 && f[42] == 0x81
+}
+
+#[test]
+fn a_cnp_that_waits_for_the_port_is_the_timers_and_one_sent_early_is_caught() {
+    // The NIC sends a timer's CNP when its port is free: behind an ACK it leaves one ACK
+    // later, 62 B × 8 / 25 Gbps = 19.84 ns (the capture's ACKs are 62-byte frames, its link
+    // 25 Gbps); 20 ns. A mark at the timer's very ns now arrives before the CNP leaves; it
+    // still belongs to the next interval (C-5: the timer fired first).
+    let dir = dcqcn_np("port", |recs| {
+        recs.into_iter()
+            .map(|(t, f)| (if is_cnp(&f) { t + 20 } else { t }, f))
+            .collect()
+    });
+    let (code, v, err) = diff_json(&dir, "dcqcn_np.toml");
+    assert_eq!(code, 0, "{v}{err}");
+
+    // A timer's CNP sent 100 ns before its interval ends: the first CNP 2 µs after its
+    // flow's previous one with a mark strictly between them (DCQCN-2: a CNP at the end of
+    // the interval the previous one opened).
+    let pcap = std::fs::read(repo().join("traces/dcqcn_np.pcap")).unwrap();
+    let recs = frames(&pcap);
+    let dqp = |f: &[u8]| u32::from_be_bytes([0, f[47], f[48], f[49]]);
+    let mut early = None;
+    'find: for (i, (t, f)) in recs.iter().enumerate() {
+        if !is_cnp(f) {
+            continue;
+        }
+        // The flow's previous CNP, and a CE-marked packet of the flow between (the data's
+        // source is the CNP's destination, IPv4 bytes 26..30 / 30..34; ECN: byte 15 & 3).
+        let prev = recs[..i]
+            .iter()
+            .rev()
+            .find(|(_, g)| is_cnp(g) && dqp(g) == dqp(f) && g[30..34] == f[30..34]);
+        if let Some((tp, _)) = prev
+            && t - tp == 2_000
+            && recs.iter().any(|(tm, g)| {
+                g[26..30] == f[30..34] && g[42] <= 0x0B && g[15] & 3 == 3 && *tm > *tp && tm < t
+            })
+        {
+            early = Some(*t);
+            break 'find;
+        }
+    }
+    let end = early.expect("a timer's CNP");
+    let dir = dcqcn_np("early", |recs| {
+        recs.into_iter()
+            .map(|(t, f)| (if is_cnp(&f) && t == end { t - 100 } else { t }, f))
+            .collect()
+    });
+    let (code, v, err) = diff_json(&dir, "dcqcn_np.toml");
+    assert_eq!(code, 1, "{err}");
+    let bad: Vec<_> = v["flows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["ok"] == false)
+        .collect();
+    assert_eq!(bad.len(), 1, "{v}");
+    let d = &bad[0]["first_divergence"];
+    assert_eq!(d["reference"]["t"], end, "{d}");
+    assert_eq!(d["reference"]["cause"]["name"], "cnp_interval", "{d}");
+    assert!(bad[0]["missing"].as_u64().unwrap() >= 1 && bad[0]["extra"].as_u64().unwrap() >= 1);
+}
+
+#[test]
+fn a_cnp_after_the_traces_last_event_is_not_compared() {
+    // The capture cut at its last CNP (kept): the data that came with or after it gone, so
+    // the CNP's instant lies after the last event; the reference stops there.
+    let pcap = std::fs::read(repo().join("traces/dcqcn_np.pcap")).unwrap();
+    let last = frames(&pcap)
+        .into_iter()
+        .filter(|(_, f)| is_cnp(f))
+        .map(|(t, _)| t)
+        .max()
+        .unwrap();
+    let dir = dcqcn_np("cut", |recs| {
+        recs.into_iter()
+            .filter(|(t, f)| *t < last || (*t == last && is_cnp(f)))
+            .collect()
+    });
+    let (code, v, err) = diff_json(&dir, "dcqcn_np.toml");
+    assert_eq!(code, 0, "{v}{err}");
+    let h = held(
+        &std::fs::read(dir.join("dcqcn_np.pcap")).unwrap(),
+        42,
+        [10, 0, 0, 4],
+    );
+    assert_eq!(h.cnps_after_last_data, 1);
+    let w = &v["dut_accounting"];
+    assert_eq!(
+        (&w["cnps"], &w["cnps_after_end"]),
+        (&(h.cnps - 1).into(), &1.into()),
+        "{w}"
+    );
+}

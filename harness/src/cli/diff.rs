@@ -155,6 +155,8 @@ pub(crate) fn run(a: DiffArgs) -> Result<u8, Failure> {
     let mut streamed: Option<DiffReport> = None;
     let mut pb = Progress::new(&format!("diff {}", trace.name()));
     let mut judged: Option<ccreplay::observe::Observed> = None;
+    // What the DUT did with its inputs (`--dut wire`: the packets it read), after the verdict.
+    let mut dut_account: Option<(String, serde_json::Value)> = None;
     let (mut stats, other_name) = match (&a.dut, &a.golden) {
         (Some(s), _) if s == "observed" => {
             let allow = ccreplay::observe::Allowances::resolve(&trace.manifest.observed, &a.allow)
@@ -170,17 +172,14 @@ pub(crate) fn run(a: DiffArgs) -> Result<u8, Failure> {
         }
         (Some(s), _) => {
             // One extraction feeds both sides (fresh instances on each call).
-            let pair = |sink: &mut dyn FnMut(bool, &Decision)| -> Result<ReplayStats, Failure> {
+            let mut pair = |sink: &mut dyn FnMut(bool, &Decision)| -> Result<ReplayStats, Failure> {
                 let mut reference_dut = ModelDut::new(
                     replay::build_model(&trace, &spec).map_err(|e| model_failure(&trace, e))?,
                 );
                 let mut dut = make_dut(s, &trace, &spec, a.dut_timeout_ms)?;
-                Ok(replay::replay_pair(
-                    &trace,
-                    &mut reference_dut,
-                    dut.as_mut(),
-                    sink,
-                )?)
+                let stats = replay::replay_pair(&trace, &mut reference_dut, dut.as_mut(), sink)?;
+                dut_account = dut.accounting();
+                Ok(stats)
             };
             let mut stats = None;
             if !whole {
@@ -310,14 +309,18 @@ pub(crate) fn run(a: DiffArgs) -> Result<u8, Failure> {
         }
     };
     let text = format!(
-        "{}{}{}: {}\n",
+        "{}{}{}: {}\n{}",
         judged
             .as_ref()
             .map(|o| ccreplay::observe::render_header(&o.allowances, &o.tap, &o.facts))
             .unwrap_or_default(),
         diff::render_text(&report, "reference", other_name),
         trace.capture.display(),
-        account.line()
+        account.line(),
+        dut_account
+            .as_ref()
+            .map(|(line, _)| format!("{line}\n"))
+            .unwrap_or_default()
     );
     match a.format {
         ReportFormat::Text => out!("{text}"),
@@ -325,6 +328,9 @@ pub(crate) fn run(a: DiffArgs) -> Result<u8, Failure> {
             let mut j = diff::render_json(&report);
             if let Some(o) = j.as_object_mut() {
                 o.insert("accounting".to_string(), account.json());
+                if let Some((_, j)) = &dut_account {
+                    o.insert("dut_accounting".to_string(), j.clone());
+                }
                 if let Some(ob) = &judged {
                     o.insert("observed".to_string(), ccreplay::observe::render_json(ob));
                 }

@@ -88,6 +88,19 @@ pub trait Dut {
 
     /// The trace ended at `t_end_ns`: push the decisions of timers due up to then.
     fn finish(&mut self, t_end_ns: u64, out: &mut Vec<Decision>) -> Result<(), DutError>;
+
+    /// After [`Dut::event`]: the DUT's answer to `ev` cannot be seen (`wire`: a data packet a
+    /// correct NIC answers with no packet), so the reference's decisions caused by `ev` are
+    /// not compared (docs/dut.md "`--dut wire`").
+    fn unobservable(&self, _ev: &Event) -> bool {
+        false
+    }
+
+    /// After the run: what became of the DUT's inputs, as a line of text and as JSON
+    /// (`wire`: every packet the host sent and every data packet), printed after the verdict.
+    fn accounting(&self) -> Option<(String, serde_json::Value)> {
+        None
+    }
 }
 
 /// An in-process model as a DUT: fires every timer due at or before an event's time, in

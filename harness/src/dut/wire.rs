@@ -4,14 +4,18 @@
 //! writes its window, N and flags into every ACK (RCC-1..5), FNCC's receiver its flow count N
 //! (FNCC-2). At a receiver's capture point the extraction turns the data packets into `rx_data`
 //! events for the reference model; this DUT answers each of those events with the decision the
-//! NIC actually sent: the fields of the ACK that acknowledges that packet's PSN. The same diff
-//! then says, exactly, whether the NIC's receiver computed what the reference does.
+//! NIC actually sent: the fields of the reply (ACK or NAK) that answered that packet. The same
+//! diff then says, exactly, whether the NIC's receiver computed what the reference does.
 //!
-//! Pairing: an ACK from the host to a peer with PSN p answers the latest data packet from that
-//! peer with PSN p (per-packet ACKs, as both papers' receivers send them); the k-th `rx_data`
-//! event of a (flow, PSN) takes the k-th such ACK, so retransmissions pair with their own ACK.
-//! A data packet no ACK answers gets no decision: the diff reports it missing (an ACK
-//! coalescing NIC shows up that way — docs/dut.md).
+//! Pairing ([`replies`]): an RC responder answers a QP's data packets in arrival order, each
+//! with at most one reply — an ACK of its PSN, one NAK for the first packet out of sequence,
+//! none for the next ones until the missing PSN arrives, an ACK of the last PSN accepted for a
+//! duplicate. Per flow, a reply answers the earliest waiting data packet it can; the packets it
+//! passes over got none: dropped by that rule after a NAK (*silent*: the decision is not on
+//! the wire, and the reference's is not compared — [`Dut::unobservable`]), or unanswered (the
+//! diff's *missing*, as for a NIC that coalesces ACKs). A reply that answers no packet is an
+//! extra decision. Every packet the host sent and every data packet is accounted for
+//! ([`Dut::accounting`], printed after the verdict).
 //!
 //! DCQCN's notification point (`dcqcn-np`, DCQCN-2) decides when to send a CNP, and the CNP
 //! is on the wire. Each CNP the host sent is attributed as the NP rule would have caused it
@@ -20,11 +24,17 @@
 //! interval ends it is `cnp_within_interval`, more than the response allowance after it
 //! `cnp_interval_late`; otherwise it answers the first marked packet after the interval (its
 //! `rx_data` event), sent within the response allowance; a CNP that answers no mark is
-//! `cnp_unprompted`. The diff then counts, exactly, CNPs missing, extra or mistimed.
+//! `cnp_unprompted`. A CNP leaves when the NIC's port is free, so its wire time may trail the
+//! timer's instant (by the frame ahead of it): the decision keeps the rule's instant, a mark
+//! that arrived at or after it (C-5: a timer fires before the events of its ns) belongs to the
+//! next interval, and a CNP whose instant lies after the trace's last event is past what the
+//! reference replays (not compared). The diff then counts, exactly, CNPs missing, extra or
+//! mistimed.
 // DutError is the Dut trait's error type, as in process.rs and cabi.rs.
 #![allow(clippy::result_large_err)]
 
 use std::collections::{HashMap, VecDeque};
+use std::fmt::Write as _;
 use std::net::IpAddr;
 
 use ccreplay_codecs::Packet;
@@ -34,11 +44,16 @@ use ccreplay_reference_cc::{Cause, Decision, Event, EventKind, FlowId, Outputs, 
 
 use super::{Dut, DutError, DutSetup};
 use crate::replay::Trace;
+use crate::verdict::n;
+
+mod replies;
+
+use replies::{Answer, FlowReplies};
 
 /// The models whose decisions a receiver's packets carry, and what this DUT reads for them.
 pub const MODELS: [&str; 3] = ["rcc-receiver", "fncc-receiver", "dcqcn-np"];
 
-/// The fields of one ACK the host sent.
+/// The fields of one ACK or NAK the host sent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct AckSeen {
     n: Option<u16>,
@@ -46,14 +61,126 @@ struct AckSeen {
     flags: Option<u8>,
 }
 
+/// What became of every packet the host sent and of every data packet it received: the
+/// accounting printed after the verdict (docs/dut.md "`--dut wire`").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Tally {
+    /// ACK / NAK / CNP frames the host sent.
+    sent: u64,
+    /// Data packets of the flows (the `rx_data` events).
+    data: u64,
+    /// Replies that answered a data packet: an ACK of its PSN, a duplicate's ACK, a NAK.
+    acks: u64,
+    dups: u64,
+    naks: u64,
+    /// Data packets with no reply: dropped after a NAK (not compared), or missing.
+    silent: u64,
+    unanswered: u64,
+    /// Replies that answered no data packet: extra decisions; before the flow's first data
+    /// packet in the capture (skipped); of no flow (skipped).
+    extra: u64,
+    before_data: u64,
+    no_flow: u64,
+    /// `dcqcn-np`: CNPs compared, after the trace's last event (skipped), of no flow (skipped).
+    cnps: u64,
+    cnps_after_end: u64,
+    cnps_no_flow: u64,
+    /// Packets the host sent that carry no decision of the model (CNPs at an FNCC / RCC
+    /// receiver, ACKs and NAKs at a DCQCN NP).
+    other: u64,
+}
+
+impl Tally {
+    /// One line: every packet the host sent, then every data packet, by what became of it.
+    fn line(&self, host: IpAddr, model: &str) -> String {
+        let mut sent: Vec<String> = Vec::new();
+        let mut part = |count: u64, what: &str| {
+            if count > 0 {
+                sent.push(format!("{} {what}", n(count)));
+            }
+        };
+        let np = model == "dcqcn-np";
+        if np {
+            part(self.cnps, "CNPs compared");
+            part(
+                self.cnps_after_end,
+                "CNPs after the trace's last event (not compared)",
+            );
+            part(self.cnps_no_flow, "CNPs of no flow");
+            part(self.other, "ACK/NAK (no dcqcn-np decision)");
+        } else {
+            part(self.acks, "ACKs of their data packet's PSN");
+            part(self.dups, "ACKs of a duplicate");
+            part(self.naks, "NAKs");
+            part(self.extra, "answering no data packet (extra)");
+            part(
+                self.before_data,
+                "before their flow's first data packet (not compared)",
+            );
+            part(self.no_flow, "of no flow");
+            part(self.other, &format!("CNPs (no {model} decision)"));
+        }
+        let mut s = format!(
+            "wire: {} ACK/NAK/CNP sent by {host}: {}",
+            n(self.sent),
+            if sent.is_empty() {
+                "none".to_string()
+            } else {
+                sent.join(", ")
+            }
+        );
+        if !np {
+            let answered = self.acks + self.dups + self.naks;
+            let _ = write!(
+                s,
+                "; {} data packets: {} answered",
+                n(self.data),
+                n(answered)
+            );
+            if self.silent > 0 {
+                let _ = write!(
+                    s,
+                    ", {} dropped out of sequence after a NAK (no reply by IB RC rules: not compared)",
+                    n(self.silent)
+                );
+            }
+            if self.unanswered > 0 {
+                let _ = write!(s, ", {} unanswered (missing)", n(self.unanswered));
+            }
+        }
+        s
+    }
+
+    fn json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "sent": self.sent,
+            "acks": self.acks,
+            "dup_acks": self.dups,
+            "naks": self.naks,
+            "extra": self.extra,
+            "before_data": self.before_data,
+            "no_flow": self.no_flow,
+            "cnps": self.cnps,
+            "cnps_after_end": self.cnps_after_end,
+            "cnps_no_flow": self.cnps_no_flow,
+            "other": self.other,
+            "data": self.data,
+            "silent": self.silent,
+            "unanswered": self.unanswered,
+        })
+    }
+}
+
 /// The capture's receiver as a DUT.
 pub struct WireDut {
     name: String,
     model: String,
-    /// Flow id → (peer IP, the host's QP: the DestQP of the flow's data).
-    flows: HashMap<FlowId, (IpAddr, u32)>,
-    /// (peer, data DestQP, PSN) → the ACKs that answered it, in capture order.
-    acks: HashMap<(IpAddr, u32, u32), VecDeque<AckSeen>>,
+    host: IpAddr,
+    /// Flow id → its data packets and the replies that answered them.
+    flows: HashMap<FlowId, FlowReplies>,
+    /// The last event, when its decision is not on the wire (`Answer::Silent`).
+    hidden: Option<(FlowId, u64)>,
+    tally: Tally,
     /// `dcqcn-np`: the CNPs the host sent, attributed per flow.
     np: Option<NpWire>,
 }
@@ -68,6 +195,9 @@ struct NpWire {
     cnps: HashMap<FlowId, VecDeque<u64>>,
     /// Flow → the NP state the attribution needs.
     flows: HashMap<FlowId, NpFlow>,
+    /// CNPs attributed (decisions), and those of them past the trace's last event (dropped).
+    compared: u64,
+    after_end: u64,
 }
 
 #[derive(Default)]
@@ -90,14 +220,20 @@ impl NpWire {
             }
             q.pop_front();
             // The decision's time is the reference's clock: the mark's arrival for a CNP that
-            // answers it, the interval's end for the timer's; `c` only has to be near it.
+            // answers it, the interval's end for the timer's; `c` only has to be near it (the
+            // NIC sends it when its port is free).
             let (cause, at) = match st.last_cnp {
                 // A mark inside the interval the last CNP opened: this is its timer's CNP.
-                Some(last) if st.marks.iter().any(|&(m, _)| m < last + self.n_ns) => {
-                    let end = last + self.n_ns;
+                Some(last)
+                    if st
+                        .marks
+                        .iter()
+                        .any(|&(m, _)| m < last.saturating_add(self.n_ns)) =>
+                {
+                    let end = last.saturating_add(self.n_ns);
                     let name = if c < end {
                         "cnp_within_interval"
-                    } else if c > end + self.allow_ns {
+                    } else if c - end > self.allow_ns {
                         "cnp_interval_late"
                     } else {
                         "cnp_interval"
@@ -105,7 +241,7 @@ impl NpWire {
                     (Cause::Timer { name }, end)
                 }
                 _ => match st.marks.front() {
-                    Some(&(m, index)) if c - m <= self.allow_ns => (
+                    Some(&(m, index)) if c >= m && c - m <= self.allow_ns => (
                         Cause::Event {
                             kind: "rx_data",
                             index,
@@ -130,7 +266,20 @@ impl NpWire {
                 },
                 state: State::default(),
             });
-            st.marks.retain(|&(m, _)| m > at);
+            self.compared += 1;
+            match cause {
+                // The mark it answers; later ones fall in the interval this CNP opens.
+                Cause::Event { .. } => {
+                    st.marks.pop_front();
+                }
+                // The marks before the timer's instant; one at that very ns arrived after it
+                // fired (C-5: timers first) and is pending in the next interval. A mistimed
+                // CNP covers the marks before it left.
+                Cause::Timer { name } => {
+                    let covers = if name == "cnp_interval" { at } else { c };
+                    st.marks.retain(|&(m, _)| m >= covers);
+                }
+            }
             // The next interval runs from the reference's send time (a mistimed CNP from its own).
             st.last_cnp = Some(
                 if matches!(cause, Cause::Timer { name } if name != "cnp_interval") {
@@ -188,15 +337,37 @@ impl WireDut {
                 None,
             ));
         }
+        let np = setup.model == "dcqcn-np";
+        // Data DestQP (the host's QP) and peer → flow.
+        let by_data: HashMap<(IpAddr, u32), FlowId> = setup
+            .flows
+            .iter()
+            .map(|f| ((f.remote_ip, f.local_qp), f.id))
+            .collect();
+        // A reply's (peer, DestQP = the peer's QP) → flow: the manifest's [[flows]], else
+        // learned from the first reply a flow of that peer can take (or the peer's only flow).
+        let mut by_reply: HashMap<(IpAddr, u32), FlowId> = m
+            .flows
+            .iter()
+            .filter_map(|f| {
+                let id = *by_data.get(&(f.remote_ip, f.local_qp))?;
+                Some(((f.remote_ip, f.remote_qp), id))
+            })
+            .collect();
+        let mut per_peer: HashMap<IpAddr, Vec<FlowId>> = HashMap::new();
+        for f in &setup.flows {
+            per_peer.entry(f.remote_ip).or_default().push(f.id);
+        }
+        for ids in per_peer.values_mut() {
+            ids.sort_unstable();
+        }
+        let mut flows: HashMap<FlowId, FlowReplies> = HashMap::new();
+        let mut tally = Tally::default();
+        // CNPs: (time, peer, the peer's QP), put to their flows once every ACK has been read.
+        let mut cnps: Vec<(u64, IpAddr, u32)> = Vec::new();
         let cfg = m.decode_config();
         let mut reader = CaptureReader::open(&trace.capture)
             .map_err(|e| err(format!("{}: {e}", trace.capture.display()), None))?;
-        // (peer, PSN) → DestQP of the latest data packet from that peer with that PSN.
-        let mut last_data: HashMap<(IpAddr, u32), u32> = HashMap::new();
-        let mut acks: HashMap<(IpAddr, u32, u32), VecDeque<AckSeen>> = HashMap::new();
-        // (peer, the peer's QP) → the host's QP, from the ACKs; CNPs: (time, peer, peer's QP).
-        let mut qp_of: HashMap<(IpAddr, u32), u32> = HashMap::new();
-        let mut cnps: Vec<(u64, IpAddr, u32)> = Vec::new();
         while let Some(rec) = reader.next_record() {
             // A capture that ends early is the verdict's error (verdict::assess), not the DUT's.
             let Ok(rec) = rec else { break };
@@ -204,6 +375,8 @@ impl WireDut {
             let (Some(ip), Some(r)) = (p.ip.as_ref(), p.roce.as_ref()) else {
                 continue;
             };
+            // What the extraction skips (malformed; received with a bad ICRC: the NIC drops
+            // it) is no event and gets no reply.
             if !p.headers_complete() {
                 continue;
             }
@@ -211,50 +384,85 @@ impl WireDut {
             let op = r.bth.opcode();
             let psn = r.bth.psn();
             if dst == host && op.is_data() {
-                last_data.insert((src, psn), r.bth.dest_qp());
-            } else if src == host && op.is_cnp() {
-                cnps.push((rec.ts_ns, dst, r.bth.dest_qp()));
-            } else if src == host && op.is_ack() {
-                let Some(&qp) = last_data.get(&(dst, psn)) else {
-                    continue;
-                };
-                qp_of.insert((dst, r.bth.dest_qp()), qp);
-                let (n, cwnd, flags) = match r.ack_ext {
-                    AckExt::Rcc(e) => (Some(e.n), Some(e.cwnd), Some(e.flags)),
-                    AckExt::Fncc(f) => (Some(f.n), None, None),
-                    AckExt::None => (None, None, None),
-                };
-                acks.entry((dst, qp, psn))
-                    .or_default()
-                    .push_back(AckSeen { n, cwnd, flags });
+                let icrc_ok = p.icrc_check().is_none_or(|(c, f)| c == f);
+                if let (true, Some(&id)) = (icrc_ok, by_data.get(&(src, r.bth.dest_qp()))) {
+                    flows.entry(id).or_default().data(psn, &mut tally);
+                }
+                continue;
             }
+            if src != host || !(op.is_ack() || op.is_cnp()) {
+                continue;
+            }
+            tally.sent += 1;
+            if op.is_cnp() {
+                if np {
+                    cnps.push((rec.ts_ns, dst, r.bth.dest_qp()));
+                } else {
+                    tally.other += 1;
+                }
+                continue;
+            }
+            let nak = r.aeth().is_some_and(|a| a.decoded().is_nak());
+            let key = (dst, r.bth.dest_qp());
+            let flow = by_reply.get(&key).copied().or_else(|| {
+                let ids = per_peer.get(&dst)?;
+                let id = match ids.as_slice() {
+                    [only] => *only,
+                    _ => *ids
+                        .iter()
+                        .find(|id| flows.get(id).is_some_and(|f| f.takes(nak, psn)))?,
+                };
+                by_reply.insert(key, id);
+                Some(id)
+            });
+            tally.other += u64::from(np);
+            let Some(flow) = flow else {
+                tally.no_flow += u64::from(!np);
+                continue;
+            };
+            let (n, cwnd, flags) = match r.ack_ext {
+                AckExt::Rcc(e) => (Some(e.n), Some(e.cwnd), Some(e.flags)),
+                AckExt::Fncc(f) => (Some(f.n), None, None),
+                AckExt::None => (None, None, None),
+            };
+            // The NP's ACKs carry none of its decisions: paired all the same (they pair the
+            // CNPs of a peer with several flows), counted as other packets.
+            let mut unused = Tally::default();
+            flows.entry(flow).or_default().reply(
+                nak,
+                psn,
+                AckSeen { n, cwnd, flags },
+                if np { &mut unused } else { &mut tally },
+            );
         }
-        let flows: HashMap<FlowId, (IpAddr, u32)> = setup
-            .flows
-            .iter()
-            .map(|f| (f.id, (f.remote_ip, f.local_qp)))
-            .collect();
-        let np = (setup.model == "dcqcn-np")
-            .then(|| np_wire(trace, setup, &flows, &qp_of, &cnps))
+        let mut unused = Tally::default();
+        for f in flows.values_mut() {
+            f.finish(if np { &mut unused } else { &mut tally });
+        }
+        let np = np
+            .then(|| np_wire(trace, setup, &by_reply, &per_peer, &cnps, &mut tally))
             .transpose()?;
         Ok(WireDut {
             name: format!("wire ({host})"),
             model: setup.model.clone(),
+            host,
             flows,
-            acks,
+            hidden: None,
+            tally,
             np,
         })
     }
 }
 
-/// The NP's CNPs by flow: a CNP names the peer's QP; the host's ACKs pair it with the flow's
-/// (the host's) QP, else the peer's only flow.
+/// The NP's CNPs by flow: a CNP names the peer's QP, which the host's ACKs (or the manifest)
+/// pair with a flow; else the peer's only flow.
 fn np_wire(
     trace: &Trace,
     setup: &DutSetup,
-    flows: &HashMap<FlowId, (IpAddr, u32)>,
-    qp_of: &HashMap<(IpAddr, u32), u32>,
+    by_reply: &HashMap<(IpAddr, u32), FlowId>,
+    per_peer: &HashMap<IpAddr, Vec<FlowId>>,
     cnps: &[(u64, IpAddr, u32)],
+    tally: &mut Tally,
 ) -> Result<NpWire, DutError> {
     let n_us = setup
         .params
@@ -263,25 +471,17 @@ fn np_wire(
         .unwrap_or(50);
     let allow = crate::observe::Allowances::resolve(&trace.manifest.observed, &[])
         .map_err(|e| err(e.to_string(), None))?;
-    let by_key: HashMap<(IpAddr, u32), FlowId> = flows
-        .iter()
-        .map(|(&id, &(ip, qp))| ((ip, qp), id))
-        .collect();
-    let mut per_peer: HashMap<IpAddr, Vec<FlowId>> = HashMap::new();
-    for (&id, &(ip, _)) in flows {
-        per_peer.entry(ip).or_default().push(id);
-    }
     let mut by_flow: HashMap<FlowId, VecDeque<u64>> = HashMap::new();
     for &(t, peer, peer_qp) in cnps {
-        let flow = qp_of
-            .get(&(peer, peer_qp))
-            .and_then(|qp| by_key.get(&(peer, *qp)).copied())
-            .or_else(|| match per_peer.get(&peer).map(Vec::as_slice) {
+        let flow = by_reply.get(&(peer, peer_qp)).copied().or_else(|| {
+            match per_peer.get(&peer).map(Vec::as_slice) {
                 Some([only]) => Some(*only),
                 _ => None,
-            });
-        if let Some(f) = flow {
-            by_flow.entry(f).or_default().push_back(t);
+            }
+        });
+        match flow {
+            Some(f) => by_flow.entry(f).or_default().push_back(t),
+            None => tally.cnps_no_flow += 1,
         }
     }
     Ok(NpWire {
@@ -289,6 +489,8 @@ fn np_wire(
         allow_ns: allow.reaction_ns,
         cnps: by_flow,
         flows: HashMap::new(),
+        compared: 0,
+        after_end: 0,
     })
 }
 
@@ -301,6 +503,7 @@ impl Dut for WireDut {
         let EventKind::RxData { psn, ecn, .. } = ev.kind else {
             return Ok(());
         };
+        self.hidden = None;
         if let Some(np) = &mut self.np {
             np.consume(ev.flow, ev.t_ns, out);
             if ecn == 3 {
@@ -312,48 +515,69 @@ impl Dut for WireDut {
             }
             return Ok(());
         }
-        let Some(&(peer, qp)) = self.flows.get(&ev.flow) else {
+        let Some(f) = self.flows.get_mut(&ev.flow) else {
             return Ok(());
         };
-        let Some(a) = self
-            .acks
-            .get_mut(&(peer, qp, psn))
-            .and_then(VecDeque::pop_front)
-        else {
+        let Some((answer, extra)) = f.answer(psn) else {
             return Ok(());
         };
-        let outputs = match self.model.as_str() {
-            "rcc-receiver" => Outputs {
-                ack_n: a.n,
-                ack_cwnd: a.cwnd,
-                ack_flags: a.flags,
-                ..Outputs::default()
-            },
-            _ => Outputs {
-                ack_n: a.n,
-                ..Outputs::default()
-            },
-        };
-        // The decision is what the ACK carries for this packet; its time is the packet's, as
-        // the reference's: the NIC's ACK turnaround is not part of the receiver's decision.
-        out.push(Decision {
+        let rcc = self.model == "rcc-receiver";
+        // The decision is what the reply carries for this packet; its time is the packet's,
+        // as the reference's: the NIC's ACK turnaround is not part of the receiver's decision.
+        let decision = |a: &AckSeen| Decision {
             t_ns: ev.t_ns,
             flow: ev.flow,
             cause: ev.cause(),
-            outputs,
+            outputs: Outputs {
+                ack_n: a.n,
+                ack_cwnd: a.cwnd.filter(|_| rcc),
+                ack_flags: a.flags.filter(|_| rcc),
+                ..Outputs::default()
+            },
             state: State::default(),
-        });
+        };
+        match answer {
+            Answer::Reply(a) => out.push(decision(&a)),
+            // Dropped by the responder's rule: what the receiver decided is not on the wire.
+            Answer::Silent => self.hidden = Some((ev.flow, ev.index)),
+            Answer::Waiting | Answer::Unanswered => {}
+        }
+        // Replies that answered no packet: decisions the reference did not make (extra).
+        out.extend(extra.iter().map(|(_, a)| decision(a)));
         Ok(())
     }
 
-    fn finish(&mut self, _t_end_ns: u64, out: &mut Vec<Decision>) -> Result<(), DutError> {
+    fn finish(&mut self, t_end_ns: u64, out: &mut Vec<Decision>) -> Result<(), DutError> {
         if let Some(np) = &mut self.np {
             let mut flows: Vec<FlowId> = np.cnps.keys().copied().collect();
             flows.sort_unstable();
+            let from = out.len();
             for f in flows {
                 np.consume(f, u64::MAX, out);
             }
+            // The reference fires its timers up to the trace's last event: a CNP whose instant
+            // lies after it is past the replay (its wire time alone may trail the end).
+            let mut tail = out.split_off(from);
+            let before = tail.len();
+            tail.retain(|d| d.t_ns <= t_end_ns);
+            let past = (before - tail.len()) as u64;
+            out.append(&mut tail);
+            np.after_end += past;
+            np.compared -= past;
         }
         Ok(())
+    }
+
+    fn unobservable(&self, ev: &Event) -> bool {
+        self.hidden == Some((ev.flow, ev.index))
+    }
+
+    fn accounting(&self) -> Option<(String, serde_json::Value)> {
+        let mut t = self.tally;
+        if let Some(np) = &self.np {
+            t.cnps = np.compared;
+            t.cnps_after_end = np.after_end;
+        }
+        Some((t.line(self.host, &self.model), t.json()))
     }
 }

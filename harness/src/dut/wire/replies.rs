@@ -1,0 +1,289 @@
+//! Which data packet each ACK / NAK of a receiver NIC answers (docs/dut.md "`--dut wire`").
+//!
+//! An RC responder answers the data packets of a QP in their arrival order, each with at most
+//! one reply (IB RC; the simulator's receiver NIC does exactly this, `at_receiver` in
+//! reference-cc/src/net/engine.rs):
+//!
+//! - the expected PSN `e`: an ACK of that PSN, and `e` moves on;
+//! - a PSN after `e` (a packet was lost): one NAK (PSN sequence error) naming `e`, for the
+//!   first such packet only; the next ones are dropped with no reply until `e` arrives;
+//! - a PSN before `e` (a duplicate): an ACK of the last PSN accepted, `e − 1`.
+//!
+//! Each reply carries the receiver's decision on the packet it answers (FNCC-2, RCC-1). The
+//! responder's `e` is not on the wire where the capture begins (the first packets of a flow
+//! may be lost before the tap), so the pairing does not predict replies; it reads them. Per
+//! flow, in capture order, data packets wait; a reply takes the earliest waiting packet it can
+//! answer:
+//!
+//! - an ACK of PSN p: the one with PSN p, else the earliest with a PSN before p (a duplicate);
+//! - a NAK naming e: the earliest with PSN e or after (RNR NAKs name the packet itself).
+//!
+//! The packets it passes over got no reply: **silent** when their PSN is after the PSN the
+//! flow's last NAK named and no ACK has reached that PSN since (the responder dropped them by
+//! rule: their decision is not on the wire and is not compared), **unanswered** otherwise (the
+//! diff's *missing*, as for a NIC that coalesces ACKs). A reply no waiting packet can take is
+//! **extra** (a decision the reference did not make) once the flow has had data in the
+//! capture, and skipped before that (it answers a packet from before the capture began).
+
+use std::collections::VecDeque;
+
+use ccreplay_reference_cc::psn::psn_after;
+
+use super::{AckSeen, Tally};
+
+/// At most this many packets of one flow wait for a reply; beyond, the oldest is passed over
+/// (no real responder lags this far behind, and the pairing's scans stay bounded).
+const MAX_WAITING: usize = 1 << 14;
+
+/// What the NIC's packets say about one data packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Answer {
+    /// Waiting for a reply (only while the capture is read).
+    Waiting,
+    /// An ACK of its PSN, a duplicate's ACK, or a NAK: the decision it carries.
+    Reply(AckSeen),
+    /// Dropped out of sequence after a NAK: no reply by rule, not compared.
+    Silent,
+    /// No reply: missing.
+    Unanswered,
+}
+
+/// One data packet of a flow.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Slot {
+    pub psn: u32,
+    pub answer: Answer,
+}
+
+/// A flow's data packets and replies, paired.
+#[derive(Default)]
+pub(super) struct FlowReplies {
+    /// Its data packets in capture order.
+    pub slots: Vec<Slot>,
+    /// Replies no waiting packet could take: (the slot of the flow's latest data packet then,
+    /// the reply), in capture order.
+    pub extra: Vec<(usize, AckSeen)>,
+    waiting: VecDeque<usize>,
+    /// The PSN the flow's last NAK named, until an ACK reaches it.
+    gap: Option<u32>,
+    /// Answering (`WireDut::event`): the next slot and the next extra reply.
+    pub next: usize,
+    pub next_extra: usize,
+}
+
+impl FlowReplies {
+    /// A data packet arrived.
+    pub fn data(&mut self, psn: u32, tally: &mut Tally) {
+        tally.data += 1;
+        if self.waiting.len() == MAX_WAITING {
+            self.pass_over(1, tally);
+        }
+        self.waiting.push_back(self.slots.len());
+        self.slots.push(Slot {
+            psn,
+            answer: Answer::Waiting,
+        });
+    }
+
+    /// Whether a reply (`nak`: a NAK or RNR NAK) with this PSN can answer a waiting packet.
+    pub fn takes(&self, nak: bool, psn: u32) -> bool {
+        self.taker(nak, psn).is_some()
+    }
+
+    /// The waiting packet a reply answers (its place in the queue).
+    fn taker(&self, nak: bool, psn: u32) -> Option<usize> {
+        let at = |i: &usize| self.slots[*i].psn;
+        if nak {
+            self.waiting
+                .iter()
+                .position(|i| at(i) == psn || psn_after(at(i), psn))
+        } else {
+            self.waiting
+                .iter()
+                .position(|i| at(i) == psn)
+                .or_else(|| self.waiting.iter().position(|i| psn_after(psn, at(i))))
+        }
+    }
+
+    /// The host sent a reply (`nak`: a NAK or RNR NAK) with this PSN.
+    pub fn reply(&mut self, nak: bool, psn: u32, seen: AckSeen, tally: &mut Tally) {
+        let Some(j) = self.taker(nak, psn) else {
+            match self.slots.len().checked_sub(1) {
+                Some(last) => {
+                    self.extra.push((last, seen));
+                    tally.extra += 1;
+                }
+                None => tally.before_data += 1,
+            }
+            return;
+        };
+        self.pass_over(j, tally);
+        let Some(i) = self.waiting.pop_front() else {
+            return;
+        };
+        let slot = &mut self.slots[i];
+        slot.answer = Answer::Reply(seen);
+        if nak {
+            tally.naks += 1;
+            self.gap = Some(psn);
+        } else {
+            if slot.psn == psn {
+                tally.acks += 1;
+            } else {
+                tally.dups += 1;
+            }
+            // An ACK at or after the NAK's PSN: the responder has accepted it, the gap closed.
+            if self.gap.is_some_and(|g| !psn_after(g, psn)) {
+                self.gap = None;
+            }
+        }
+    }
+
+    /// The end of the capture: what still waits got no reply.
+    pub fn finish(&mut self, tally: &mut Tally) {
+        self.pass_over(self.waiting.len(), tally);
+    }
+
+    /// The `n` oldest waiting packets got no reply: silent in an open gap, else unanswered.
+    fn pass_over(&mut self, n: usize, tally: &mut Tally) {
+        for _ in 0..n {
+            let Some(i) = self.waiting.pop_front() else {
+                return;
+            };
+            let slot = &mut self.slots[i];
+            if self.gap.is_some_and(|g| psn_after(slot.psn, g)) {
+                slot.answer = Answer::Silent;
+                tally.silent += 1;
+            } else {
+                slot.answer = Answer::Unanswered;
+                tally.unanswered += 1;
+            }
+        }
+    }
+
+    /// The answer to the flow's next `rx_data` event with this PSN, and the extra replies that
+    /// came after that packet: slots are consumed in order (a PSN that is not next skips to
+    /// its next slot; one the capture never showed answers nothing).
+    pub fn answer(&mut self, psn: u32) -> Option<(Answer, &[(usize, AckSeen)])> {
+        let ahead = &self.slots[self.next..];
+        let k = ahead[..ahead.len().min(MAX_WAITING)]
+            .iter()
+            .position(|s| s.psn == psn)?;
+        let i = self.next + k;
+        self.next = i + 1;
+        let from = self.next_extra + self.extra[self.next_extra..].partition_point(|e| e.0 < i);
+        let to = from + self.extra[from..].partition_point(|e| e.0 == i);
+        self.next_extra = to;
+        Some((self.slots[i].answer, &self.extra[from..to]))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seen(n: u16) -> AckSeen {
+        AckSeen {
+            n: Some(n),
+            cwnd: None,
+            flags: None,
+        }
+    }
+
+    /// The responder of the module docs on a loss: data 10, 12 (11 lost), 13, then 11 and 12
+    /// again. Replies: ACK 10, NAK 11 (for 12), nothing for 13, ACK 11, ACK 12.
+    #[test]
+    fn a_nak_answers_the_first_packet_out_of_sequence_and_the_next_are_silent() {
+        let mut t = Tally::default();
+        let mut f = FlowReplies::default();
+        f.data(10, &mut t);
+        f.reply(false, 10, seen(1), &mut t);
+        f.data(12, &mut t);
+        f.reply(true, 11, seen(2), &mut t);
+        f.data(13, &mut t);
+        f.data(11, &mut t);
+        f.reply(false, 11, seen(3), &mut t);
+        f.data(12, &mut t);
+        f.reply(false, 12, seen(4), &mut t);
+        f.finish(&mut t);
+        let answers: Vec<Answer> = f.slots.iter().map(|s| s.answer).collect();
+        assert_eq!(
+            answers,
+            [
+                Answer::Reply(seen(1)),
+                Answer::Reply(seen(2)),
+                Answer::Silent,
+                Answer::Reply(seen(3)),
+                Answer::Reply(seen(4)),
+            ]
+        );
+        assert_eq!(
+            (t.data, t.acks, t.naks, t.silent, t.unanswered),
+            (5, 3, 1, 1, 0)
+        );
+        // The events come in the same order; the second 12 takes the fifth slot.
+        assert_eq!(f.answer(10).unwrap().0, Answer::Reply(seen(1)));
+        assert_eq!(f.answer(12).unwrap().0, Answer::Reply(seen(2)));
+        assert_eq!(f.answer(13).unwrap().0, Answer::Silent);
+        assert_eq!(f.answer(11).unwrap().0, Answer::Reply(seen(3)));
+        assert_eq!(f.answer(12).unwrap().0, Answer::Reply(seen(4)));
+        assert!(f.answer(12).is_none());
+    }
+
+    /// A duplicate is answered with the last PSN accepted; a coalesced ACK leaves the packets
+    /// before it unanswered; a second ACK of one PSN is extra, and so is one before any data
+    /// only when the flow has had data.
+    #[test]
+    fn duplicates_coalescing_and_extra_replies() {
+        let mut t = Tally::default();
+        let mut f = FlowReplies::default();
+        f.reply(false, 4, seen(9), &mut t); // before the capture's first data packet
+        f.data(5, &mut t);
+        f.data(6, &mut t);
+        f.reply(false, 6, seen(1), &mut t); // coalesced: 5 unanswered
+        f.data(5, &mut t); // a duplicate: ACK of 6
+        f.reply(false, 6, seen(2), &mut t);
+        f.reply(false, 6, seen(3), &mut t); // nothing waits: extra, after the third packet
+        f.finish(&mut t);
+        let answers: Vec<Answer> = f.slots.iter().map(|s| s.answer).collect();
+        assert_eq!(
+            answers,
+            [
+                Answer::Unanswered,
+                Answer::Reply(seen(1)),
+                Answer::Reply(seen(2))
+            ]
+        );
+        assert_eq!(f.extra, [(2, seen(3))]);
+        assert_eq!(
+            (t.acks, t.dups, t.unanswered, t.extra, t.before_data),
+            (1, 1, 1, 1, 1)
+        );
+        assert!(f.answer(5).is_some());
+        assert!(f.answer(6).unwrap().1.is_empty());
+        let (a, extra) = f.answer(5).unwrap();
+        assert_eq!((a, extra), (Answer::Reply(seen(2)), &[(2, seen(3))][..]));
+    }
+
+    /// Packets still waiting at the end: silent inside a NAK's gap, unanswered otherwise; the
+    /// 24-bit PSN wrap is serial order (C-2).
+    #[test]
+    fn the_end_of_the_capture_and_the_psn_wrap() {
+        let mut t = Tally::default();
+        let mut f = FlowReplies::default();
+        f.data(0xFF_FFFE, &mut t);
+        f.reply(true, 0xFF_FFFD, seen(1), &mut t);
+        f.data(0xFF_FFFF, &mut t);
+        f.data(0, &mut t);
+        f.finish(&mut t);
+        assert_eq!((t.naks, t.silent, t.unanswered), (1, 2, 0));
+
+        let mut t = Tally::default();
+        let mut f = FlowReplies::default();
+        f.data(0xFF_FFFF, &mut t);
+        f.reply(false, 0xFF_FFFF, seen(1), &mut t);
+        f.data(0, &mut t);
+        f.finish(&mut t);
+        assert_eq!((t.acks, t.silent, t.unanswered), (1, 0, 1));
+    }
+}
