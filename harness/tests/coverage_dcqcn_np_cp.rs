@@ -139,13 +139,14 @@ fn dcqcn_np_counts_follow_from_the_marks() {
     let mut flows: BTreeMap<u64, NpFlow> = BTreeMap::new();
     let mut cnps: Vec<(u64, u64, String)> = Vec::new();
     let mut timer_cnps: BTreeMap<String, u64> = BTreeMap::new();
-    let mut per_flow_events: BTreeMap<u64, (u64, u64)> = BTreeMap::new();
+    // Per flow: its rx_data by ECN codepoint (Not-ECT, ECT(1), ECT(0), CE).
+    let mut per_flow_events: BTreeMap<u64, [u64; 4]> = BTreeMap::new();
     for e in &events {
         assert_eq!(e["kind"], "rx_data");
         let (t, flow) = (e["t"].as_u64().unwrap(), e["flow"].as_u64().unwrap());
-        let ce = e["ecn"].as_u64() == Some(3);
-        let c = per_flow_events.entry(flow).or_default();
-        (c.0, c.1) = (c.0 + 1, c.1 + u64::from(ce));
+        let ecn = e["ecn"].as_u64().unwrap();
+        let ce = ecn == 3;
+        per_flow_events.entry(flow).or_default()[ecn as usize] += 1;
         let f = flows.entry(flow).or_default();
         fire_np_timer(f, flow, t, n, &mut cnps, &mut timer_cnps);
         if !ce {
@@ -228,9 +229,9 @@ fn dcqcn_np_counts_follow_from_the_marks() {
     }
 
     // The wire: the capture's own frames (`inspect -e`), flows by QP from the manifest. Each
-    // flow's data frames and CE marks are its events; its CNPs left the NIC when derived
-    // (at most an ACK's 62 B, 19.84 ns at 25 Gbps, later), and any further CNP of the closed
-    // loop was sent by a timer after the trace's last event.
+    // flow's data frames, codepoint by codepoint, are its events; its CNPs left the NIC when
+    // derived (at most an ACK's 62 B, 19.84 ns at 25 Gbps, later), and any further CNP of the
+    // closed loop was sent by a timer after the trace's last event.
     let qps: Vec<(u64, u64)> = man["flows"]
         .as_array()
         .unwrap()
@@ -258,7 +259,7 @@ fn dcqcn_np_counts_follow_from_the_marks() {
     );
     assert_eq!(code, 0, "{err}");
     let mut wire_cnps: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
-    let mut wire_data: BTreeMap<u64, (u64, u64)> = BTreeMap::new();
+    let mut wire_data: BTreeMap<u64, [u64; 4]> = BTreeMap::new();
     for line in tsv.lines() {
         let v: Vec<&str> = line.split('\t').collect();
         let qp = u64::from_str_radix(v[2].trim_start_matches("0x"), 16).unwrap();
@@ -271,13 +272,22 @@ fn dcqcn_np_counts_follow_from_the_marks() {
             // RC RDMA WRITE FIRST, MIDDLE, LAST, LAST with immediate, ONLY, ONLY with immediate.
             "6" | "7" | "8" | "9" | "10" | "11" => {
                 let flow = qps.iter().position(|q| q.0 == qp).unwrap() as u64;
-                let c = wire_data.entry(flow).or_default();
-                (c.0, c.1) = (c.0 + 1, c.1 + u64::from(v[3] == "3"));
+                let ecn: usize = v[3].parse().unwrap();
+                wire_data.entry(flow).or_default()[ecn] += 1;
             }
             _ => {}
         }
     }
     assert_eq!(wire_data, per_flow_events);
+    // The scenario's `[hosts.h1] ecn = "ect1"`: h1's (10.0.0.2) data leaves ECT(1), the other
+    // senders' ECT(0), and the switch marks either to CE (RFC 3168): a flow carries its sender's
+    // codepoint and CE, and nothing else.
+    for (flow, c) in &per_flow_events {
+        let from_h1 = man["flows"][*flow as usize]["remote_ip"].as_str() == Some("10.0.0.2");
+        let ect = if from_h1 { 1 } else { 2 };
+        assert!(c[ect] > 0 && c[3] > 0, "flow {flow}: {c:?}");
+        assert_eq!(c[0] + c[3 - ect], 0, "flow {flow}: {c:?}");
+    }
     for (flow, wire) in &wire_cnps {
         let derived: Vec<u64> = cnps.iter().filter(|c| c.1 == *flow).map(|c| c.0).collect();
         assert!(wire.len() >= derived.len(), "flow {flow}");

@@ -35,9 +35,10 @@ const fn m(bug: &'static str, caught: bool, by_outputs: bool) -> Mutant {
     }
 }
 
-/// `NP_BUGS` of the DUT over traces/dcqcn_np (N = `min_time_between_cnps` = 2 µs; 900 rx_data,
-/// 281 CE, the rest ECT(0); coverage rows: 12 marks exactly N after a CNP, 51 at the ns of a
-/// timer's CNP, 160 unmarked packets while a mark is pending — docs/conformance.md).
+/// `NP_BUGS` of the DUT over traces/dcqcn_np (N = `min_time_between_cnps` = 2 µs; 940 rx_data
+/// in four flows: 373 CE, 360 ECT(0), 207 ECT(1) (h1's flows 1 and 2); coverage rows: 9 marks
+/// exactly N after a CNP, 59 at the ns of a timer's CNP, 160 unmarked packets while a mark is
+/// pending — docs/conformance.md).
 const NP: [Mutant; 11] = [
     m("interval-gt", true, true),
     // 2 ms: the run is 749 µs, so only each flow's first mark sends a CNP.
@@ -45,15 +46,15 @@ const NP: [Mutant; 11] = [
     m("first-mark-waits", true, true),
     m("timer-forgets-mark", true, true),
     m("cnp-per-mark", true, true),
-    // 619 ECT(0) packets: the first (event 0) is taken for a mark.
+    // 567 unmarked packets: the first (event 0, ECT(0)) is taken for a mark.
     m("ce-any-ect", true, true),
-    // Survives: no packet of the trace is ECT(1) (ECN 2 or 3 only), and ECT(0) & 1 = 0.
-    m("ce-ect1", false, false),
+    // Caught at flow 1's first packet, ECT(1) and unmarked (ECT(0) & 1 = 0 hides it on the
+    // others): derived in `the_former_np_survivors_first_act_where_the_events_say`.
+    m("ce-ect1", true, true),
     m("timer-from-mark", true, true),
-    // Survives: the three flows' marks fall in disjoint stretches (flow 0 from 19.7 to
-    // 153.7 µs, flow 1 from 315.2 to 452.2 µs, flow 2 from 619.7 to 753.2 µs after the
-    // capture's start), so no flow marks within N of another's CNP.
-    m("interval-per-host", false, false),
+    // Caught at flow 1's first CE mark, within N of flow 0's last CNP (flows 0 and 1 share
+    // the bottleneck from 110 µs): derived in the same test.
+    m("interval-per-host", true, true),
     m("timer-cnp-no-interval", true, true),
     m("unmarked-clears", true, true),
 ];
@@ -220,8 +221,136 @@ fn every_cp_mutant_is_caught_by_dcqcn_cp_where_it_first_acts() {
     check_model("cp", "traces/dcqcn_cp.toml", &CP, "CP_BUGS");
 }
 
-/// The two NP mutants the bundled trace misses are real bugs: a hand-built stream, replayed
-/// with traces/dcqcn_np.toml's manifest (N = 2 µs = 2,000 ns; three flows), catches each where
+/// Which ECN codepoints (the IP header's two bits) an NP takes for a CE mark.
+type IsCe = fn(u64) -> bool;
+
+/// DCQCN-2's CNP pacing written again from docs/models/dcqcn.md (NP), for deriving where a
+/// pacing mistake first changes the NP's replies on a trace's `rx_data` events: per event, the
+/// CNPs of its reply — the `cnp_interval` timers due since the previous event, up to its ns
+/// (C-5: before it; earliest first, flows in id order on a tie), then its own. A mark (`ce`
+/// of the ECN bits) sends a CNP at once when the pacing state has none or `t − last ≥ n`,
+/// else it is remembered and one CNP goes at `last + n`. The pacing state (the last CNP) is
+/// the flow's, or with `per_host` the host's, shared by all flows.
+fn np_replies(evs: &[serde_json::Value], n: u64, ce: IsCe, per_host: bool) -> Vec<Vec<At>> {
+    // Per flow: (its last CNP, the deadline of a pending mark).
+    let mut flows: BTreeMap<u64, (Option<u64>, Option<u64>)> = BTreeMap::new();
+    let mut host_last: Option<u64> = None;
+    let mut replies = Vec::with_capacity(evs.len());
+    for e in evs {
+        let (t, flow) = (e["t"].as_u64().unwrap(), e["flow"].as_u64().unwrap());
+        let mut reply = Vec::new();
+        // Timers due up to t, earliest first; on a tie in flow order (BTreeMap order).
+        while let Some(d) = flows.values().filter_map(|f| f.1).filter(|d| *d <= t).min() {
+            for (id, f) in flows.iter_mut().filter(|(_, f)| f.1 == Some(d)) {
+                reply.push((d, *id, None));
+                (f.0, f.1) = (Some(d), None);
+                host_last = Some(d);
+            }
+        }
+        if ce(e["ecn"].as_u64().unwrap()) {
+            let f = flows.entry(flow).or_default();
+            let last = if per_host { host_last } else { f.0 };
+            match last {
+                Some(l) if t - l < n => f.1 = Some(l + n),
+                _ => {
+                    reply.push((t, flow, e["index"].as_u64()));
+                    (f.0, f.1) = (Some(t), None);
+                    host_last = Some(t);
+                }
+            }
+        }
+        replies.push(reply);
+    }
+    replies
+}
+
+/// `ce-ect1` and `interval-per-host` survived the trace before dcqcn_np had ECT(1) data and
+/// two flows marked at once. Where each first acts is derived here from the trace's events
+/// (`np_replies`: the first event whose reply differs between DCQCN-2 and the mistake; the
+/// correct pacing is checked against every golden decision first), and the DUT's shadow must
+/// name that event and diff's earliest divergence must be the first CNP the two replies do
+/// not share. On today's trace that is:
+/// - `ce-ect1` (ECT(1) = 0b01 read as CE): event 245, flow 1's first packet (h1's 40 KB flow,
+///   ECT(1), unmarked, 122.5 µs after event 0). The 245 before it are flow 0's, ECT(0) or CE,
+///   where `ecn & 1` and `ecn == 3` agree; flow 1 has sent no CNP, so the mistaken "mark"
+///   sends one at once: an extra CNP at event 245's ns (flow 1, index 0).
+/// - `interval-per-host` (one last-CNP for the host): event 249, flow 1's first CE mark,
+///   about 1 µs after flow 0's timer CNP (< N = 2 µs). Until then only flow 0 had marks, so
+///   the host's interval was flow 0's; flow 1 has sent no CNP, so DCQCN-2 sends at once and
+///   the mistake holds it: the reference's CNP at event 249 (flow 1, index 2) is missing.
+#[test]
+fn the_former_np_survivors_first_act_where_the_events_say() {
+    let trace = "traces/dcqcn_np.toml";
+    let p = common::model_params(&common::manifest(trace), "dcqcn-np");
+    // N in µs (docs/models/dcqcn.md): 2 µs = 2,000 ns.
+    let n = p["min_time_between_cnps"].as_integer().unwrap() as u64 * 1_000;
+    assert_eq!(n, 2_000);
+    let dir = scratch("survivors");
+    let evs = common::emitted_events(trace, &dir, "trace");
+    let golden: Vec<At> = std::fs::read_to_string(repo().join("golden/dcqcn_np/dcqcn-np.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            (
+                v["t"].as_u64().unwrap(),
+                v["flow"].as_u64().unwrap(),
+                v["cause"]["index"].as_u64(),
+            )
+        })
+        .collect();
+    // CE is 0b11 (RFC 3168); the golden decisions come in time order, timers before an
+    // event's own CNP, as the replies list them.
+    let correct = np_replies(&evs, n, |e| e == 3, false);
+    assert_eq!(
+        correct.concat(),
+        golden,
+        "DCQCN-2 re-derived vs golden/dcqcn_np"
+    );
+
+    let log = dir.join("bug.log");
+    let cases: [(&str, IsCe, bool); 2] = [
+        ("ce-ect1", |e| e & 1 == 1, false),
+        ("interval-per-host", |e| e == 3, true),
+    ];
+    let mut acts = Vec::new();
+    for (bug, ce, per_host) in cases {
+        let buggy = np_replies(&evs, n, ce, per_host);
+        let k = (0..evs.len())
+            .find(|&k| correct[k] != buggy[k])
+            .unwrap_or_else(|| panic!("{bug} never acts on {trace}"));
+        // The first CNP one reply has and the other has not.
+        let at = correct[k]
+            .iter()
+            .filter(|c| !buggy[k].contains(c))
+            .chain(buggy[k].iter().filter(|c| !correct[k].contains(c)))
+            .min()
+            .copied();
+        let d = diff(trace, "np", Some(bug), true, None, &log);
+        assert_eq!(d.code, 1, "{bug}");
+        assert_eq!(
+            common::first_act(&d.log, &evs),
+            Some(Ok(k)),
+            "{bug}: {}",
+            d.log
+        );
+        assert_eq!(d.first, at, "{bug}: earliest divergence");
+        acts.push((bug, k, evs[k]["flow"].as_u64(), evs[k]["index"].as_u64()));
+    }
+    // The events named above (docs/conformance.md's table).
+    assert_eq!(
+        acts,
+        [
+            ("ce-ect1", 245, Some(1), Some(0)),
+            ("interval-per-host", 249, Some(1), Some(2)),
+        ]
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The two NP mutants the bundled trace missed before it had ECT(1) data and overlapping
+/// flows, caught on the smallest stream that shows each: a hand-built stream, replayed with
+/// traces/dcqcn_np.toml's manifest (N = 2 µs = 2,000 ns; four flows), catches each where
 /// it first acts. Events (ns, flow, per-flow index, ECN):
 ///
 /// | # | t | flow | index | ECN | reference (DCQCN-2) |
@@ -288,8 +417,40 @@ fn the_np_survivors_are_caught_by_a_hand_built_stream() {
 
     let events: Vec<serde_json::Value> = stream
         .iter()
-        .map(|(_, flow, index, _)| serde_json::json!({"flow": flow, "index": index}))
+        .map(|(t, flow, index, ecn)| {
+            serde_json::json!({"t": t, "flow": flow, "index": index, "ecn": ecn})
+        })
         .collect();
+    // `np_replies`, which derives the bundled trace's expectations above, gives this table's
+    // replies: per event, the CNPs (t, flow, index; None for a timer) the table derives.
+    let none: Vec<At> = Vec::new();
+    assert_eq!(
+        np_replies(&events, 2_000, |e| e == 3, false),
+        [
+            vec![(1_000, 0, Some(0))],
+            none.clone(),
+            vec![(1_500, 1, Some(1))],
+            none.clone()
+        ]
+    );
+    assert_eq!(
+        np_replies(&events, 2_000, |e| e & 1 == 1, false),
+        [
+            vec![(1_000, 0, Some(0))],
+            vec![(1_200, 1, Some(0))],
+            none.clone(),
+            vec![(3_200, 1, None)]
+        ]
+    );
+    assert_eq!(
+        np_replies(&events, 2_000, |e| e == 3, true),
+        [
+            vec![(1_000, 0, Some(0))],
+            none.clone(),
+            none,
+            vec![(3_000, 1, None)]
+        ]
+    );
     let expected: BTreeMap<&str, (usize, At)> = [
         ("ce-ect1", (1, (1_200, 1, Some(0)))),
         ("interval-per-host", (2, (1_500, 1, Some(1)))),

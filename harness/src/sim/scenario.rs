@@ -8,7 +8,7 @@ use ccreplay_reference_cc::dcqcn::{NicParams, NpParams, RpParams};
 use ccreplay_reference_cc::net::device::{DEFAULT_ALPHA_G, DEFAULT_IGNORE_CNP_NS};
 use ccreplay_reference_cc::net::switch_device::{DEFAULT_AVG_WEIGHT, DEFAULT_XOFF_ERROR_BYTES};
 use ccreplay_reference_cc::net::{
-    Cc, DeviceConfig, FlowSpec, LinkEvent, NetConfig, NicBug, NodeId, NodeKind, PfcConfig,
+    Cc, DataEcn, DeviceConfig, FlowSpec, LinkEvent, NetConfig, NicBug, NodeId, NodeKind, PfcConfig,
     RedByRate, SwitchBug, SwitchClock, SwitchConfig, SwitchDeviceConfig, SwitchTap, Topology,
 };
 use ccreplay_reference_cc::ns3::{DcqcnNs3Params, HpccNs3Params};
@@ -110,6 +110,10 @@ pub struct OneHostSpec {
     /// NIC without FNCC-2 in a mixed deployment, whose ACKs carry N = 0 ("unknown").
     #[serde(default = "default_true")]
     pub writes_n: bool,
+    /// DCQCN (`roce`): the ECN codepoint of the NIC's data packets, `"ect0"` (default) or
+    /// `"ect1"` ([`DataEcn`]; RFC 3168: both ECN-capable, only CE is a mark).
+    #[serde(default)]
+    pub ecn: Option<String>,
 }
 
 fn default_true() -> bool {
@@ -969,10 +973,20 @@ impl Scenario {
             }
         }
         let mut hosts_without_n = Vec::new();
+        let mut host_data_ecn = Vec::new();
         for (name, o) in &self.hosts {
             let host = kind_of(name, NodeKind::Host, "hosts")?;
             if !o.writes_n {
                 hosts_without_n.push(host);
+            }
+            if let Some(e) = &o.ecn {
+                let ecn = DataEcn::from_name(e).ok_or_else(|| {
+                    SimError::Scenario(format!(
+                        "[hosts.{name}] ecn = \"{e}\": unknown codepoint; use one of {}",
+                        DataEcn::NAMES.join(", ")
+                    ))
+                })?;
+                host_data_ecn.push((host, ecn));
             }
         }
         let red = match (&self.switch.red, &mp.cc) {
@@ -1013,6 +1027,7 @@ impl Scenario {
             link_events,
             switch_clocks,
             hosts_without_n,
+            host_data_ecn,
         };
         Ok((cfg, mp))
     }

@@ -101,6 +101,50 @@ pub fn floor_rate(rate_bps: u64, bits: u32) -> u64 {
     rate_bps >> shift << shift
 }
 
+/// The ECN codepoint a host's NIC writes into the data packets it sends in the `roce` dialect
+/// (`[hosts.NAME]` `ecn`, [`super::NetConfig::host_data_ecn`]). RFC 3168 section 5: ECT(0)
+/// and ECT(1) both say "ECN-capable", a switch marks either to CE (DCQCN-1 marks any ECT
+/// packet), and only CE (0b11) is a mark to the notification point (DCQCN-2). Other dialects
+/// send Not-ECT data and take no such option.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DataEcn {
+    /// ECT(0), 0b10: what every RoCEv2 NIC sends (the default).
+    #[default]
+    Ect0,
+    /// ECT(1), 0b01: an L4S-style sender (RFC 9331), ECN-capable as ECT(0) is.
+    Ect1,
+}
+
+impl DataEcn {
+    /// Every value's name, as `ecn` takes it.
+    pub const NAMES: [&'static str; 2] = ["ect0", "ect1"];
+
+    /// The value of `name`; `None` for an unknown name.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "ect0" => Some(DataEcn::Ect0),
+            "ect1" => Some(DataEcn::Ect1),
+            _ => None,
+        }
+    }
+
+    /// Its name in a scenario.
+    pub fn name(self) -> &'static str {
+        match self {
+            DataEcn::Ect0 => "ect0",
+            DataEcn::Ect1 => "ect1",
+        }
+    }
+
+    /// The two ECN bits of the IP header (RFC 3168 section 5).
+    pub fn codepoint(self) -> u8 {
+        match self {
+            DataEcn::Ect0 => 0b10,
+            DataEcn::Ect1 => 0b01,
+        }
+    }
+}
+
 /// A NIC bug (`device.bug`): a NIC that is wrong, at every sender host.
 #[derive(Clone, Debug, PartialEq)]
 pub enum NicBug {
@@ -510,6 +554,19 @@ mod tests {
             assert_eq!(b.families(), *fams);
         }
         assert_eq!(NicBug::from_name("cut-thrice"), None);
+    }
+
+    #[test]
+    fn data_ecn_names_round_trip_to_rfc_3168_codepoints() {
+        // RFC 3168 section 5: ECT(1) = 01, ECT(0) = 10 (CE = 11, Not-ECT = 00).
+        assert_eq!(DataEcn::default(), DataEcn::Ect0);
+        assert_eq!(DataEcn::Ect0.codepoint(), 2);
+        assert_eq!(DataEcn::Ect1.codepoint(), 1);
+        for name in DataEcn::NAMES {
+            assert_eq!(DataEcn::from_name(name).map(DataEcn::name), Some(name));
+        }
+        assert_eq!(DataEcn::from_name("ce"), None);
+        assert_eq!(DataEcn::from_name("ECT1"), None);
     }
 
     #[test]

@@ -19,7 +19,7 @@ use super::metrics::{
     FlowMetrics, JainWindow, Metrics, PfcMetrics, PortMetrics, Series, percentile,
 };
 use super::packet::{
-    ECN_CE, ECN_ECT0, Packet, PacketKind, SYNDROME_ACK, SYNDROME_NAK_PSN, WRITE_FIRST, WRITE_LAST,
+    ECN_CE, Packet, PacketKind, SYNDROME_ACK, SYNDROME_NAK_PSN, WRITE_FIRST, WRITE_LAST,
     WRITE_MIDDLE, WRITE_ONLY, frame_len,
 };
 use super::queue::EventQueue;
@@ -282,6 +282,8 @@ struct HostState {
     tap: Option<usize>,
     /// FNCC-2 on this NIC: false writes `N` = 0 into its ACKs (`NetConfig::hosts_without_n`).
     writes_n: bool,
+    /// ECN bits of its `roce` data packets (`NetConfig::host_data_ecn`; RFC 3168 ECT).
+    data_ecn: u8,
     sender_decisions: Vec<Decision>,
     receiver_decisions: Vec<Decision>,
 }
@@ -482,6 +484,7 @@ impl Network {
             return err("PFC: xon_bytes must be <= xoff_bytes and pause_quanta > 0".into());
         }
         cfg.device.validate(&cfg.cc).map_err(NetError::Config)?;
+        cfg.validate_host_data_ecn().map_err(NetError::Config)?;
         cfg.switch_device
             .validate(
                 &cfg.cc,
@@ -801,6 +804,7 @@ impl Network {
                 batch_bytes: 0,
                 tap: cfg.taps.iter().position(|&t| t == h),
                 writes_n: !cfg.hosts_without_n.contains(&h),
+                data_ecn: cfg.data_ecn(h).codepoint(),
                 sender_decisions: Vec::new(),
                 receiver_decisions: Vec::new(),
             })
@@ -1753,9 +1757,10 @@ impl Network {
         pkt.psn = f.psn(k);
         pkt.opcode = f.opcode(k);
         pkt.payload = f.payload(k, mtu);
-        // DCQCN needs ECN-capable data; HPCC: the sender writes an empty stack (wire.md 5.2).
+        // DCQCN needs ECN-capable data, ECT(0) or the host's ECT(1) (`[hosts.NAME]` `ecn`);
+        // HPCC: the sender writes an empty stack (wire.md 5.2).
         pkt.ecn = if self.dialect == Dialect::Roce {
-            ECN_ECT0
+            self.hosts[h as usize].data_ecn
         } else {
             0
         };

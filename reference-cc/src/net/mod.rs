@@ -43,7 +43,7 @@ use crate::ns3::{DcqcnNs3Params, HpccNs3Params};
 use crate::rcc::{ReceiverParams, SenderParams};
 use crate::{Decision, ParamError, fncc, hpcc};
 
-pub use device::{DeviceConfig, NicBug, floor_rate};
+pub use device::{DataEcn, DeviceConfig, NicBug, floor_rate};
 pub use engine::Network;
 pub use metrics::Metrics;
 pub use packet::{Packet, PacketKind, frame_len};
@@ -291,6 +291,9 @@ pub struct NetConfig {
     /// FNCC receiver NICs that do not implement FNCC-2: their ACKs carry `N` = 0. Default:
     /// none (every receiver writes `N`).
     pub hosts_without_n: Vec<NodeId>,
+    /// `roce` hosts whose data packets carry another ECN-capable codepoint than ECT(0)
+    /// ([`DataEcn`]; a host listed twice takes its last entry). Default: none.
+    pub host_data_ecn: Vec<(NodeId, DataEcn)>,
 }
 
 /// A link between two switches goes down or comes back up at `at_ns` (docs/sim.md "Link
@@ -421,7 +424,40 @@ impl NetConfig {
             link_events: Vec::new(),
             switch_clocks: Vec::new(),
             hosts_without_n: Vec::new(),
+            host_data_ecn: Vec::new(),
         }
+    }
+
+    /// The ECN codepoint host `h`'s data packets leave with in the `roce` dialect: its
+    /// [`NetConfig::host_data_ecn`] entry, ECT(0) without one.
+    pub fn data_ecn(&self, h: NodeId) -> DataEcn {
+        self.host_data_ecn
+            .iter()
+            .rev()
+            .find(|(n, _)| *n == h)
+            .map_or(DataEcn::Ect0, |(_, e)| *e)
+    }
+
+    /// Reject a [`NetConfig::host_data_ecn`] entry that is not a host, or any entry in a
+    /// dialect other than `roce` (its data is Not-ECT: no codepoint to choose).
+    pub fn validate_host_data_ecn(&self) -> Result<(), String> {
+        for &(h, ecn) in &self.host_data_ecn {
+            let Some(node) = self.topology.nodes.get(h as usize) else {
+                return Err(format!("data ECN: node {h} does not exist"));
+            };
+            if node.kind != NodeKind::Host {
+                return Err(format!("data ECN: {} is not a host", node.name));
+            }
+            if self.cc.dialect() != Dialect::Roce {
+                return Err(format!(
+                    "{}: ecn = \"{}\" needs ECN-capable data (dcqcn, dcqcn-ns3); {} sends Not-ECT",
+                    node.name,
+                    ecn.name(),
+                    self.cc.family()
+                ));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -529,4 +565,51 @@ pub enum NetError {
     /// The tap sink failed.
     #[error("tap: {0}")]
     Tap(String),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_data_ecn_is_per_host_and_roce_only() {
+        // incast(1, ..): h0 sends, h1 receives, sw0 (node 2) between.
+        let topo = Topology::incast(1, 25_000_000_000, 10_000_000_000, 1_000);
+        let dcqcn = Cc::Dcqcn {
+            rp: RpParams::default(),
+            np: NpParams::default(),
+        };
+        let mut cfg = NetConfig::new("ecn", topo.clone(), dcqcn);
+        assert_eq!(
+            (cfg.data_ecn(0), cfg.data_ecn(1)),
+            (DataEcn::Ect0, DataEcn::Ect0)
+        );
+        cfg.host_data_ecn = vec![(0, DataEcn::Ect1)];
+        assert_eq!(
+            (cfg.data_ecn(0), cfg.data_ecn(1)),
+            (DataEcn::Ect1, DataEcn::Ect0)
+        );
+        assert_eq!(cfg.validate_host_data_ecn(), Ok(()));
+        // A host listed twice takes its last entry.
+        cfg.host_data_ecn.push((0, DataEcn::Ect0));
+        assert_eq!(cfg.data_ecn(0), DataEcn::Ect0);
+        // Not a host, no such node.
+        cfg.host_data_ecn = vec![(2, DataEcn::Ect1)];
+        assert!(
+            cfg.validate_host_data_ecn()
+                .unwrap_err()
+                .contains("is not a host")
+        );
+        cfg.host_data_ecn = vec![(9, DataEcn::Ect1)];
+        assert!(
+            cfg.validate_host_data_ecn()
+                .unwrap_err()
+                .contains("does not exist")
+        );
+        // HPCC data is Not-ECT: nothing to choose.
+        let mut hpcc = NetConfig::new("ecn", topo, Cc::Hpcc(hpcc::Params::default()));
+        hpcc.host_data_ecn = vec![(0, DataEcn::Ect1)];
+        let e = hpcc.validate_host_data_ecn().unwrap_err();
+        assert!(e.contains("needs ECN-capable data"), "{e}");
+    }
 }
