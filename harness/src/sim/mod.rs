@@ -14,6 +14,7 @@
 //! The bundled traces in `traces/` are the taps of the scenarios in `scenarios/bundled/`
 //! ([`BUNDLED`]); `ccreplay synth` is the alias that regenerates them.
 
+pub mod json_format;
 pub mod scenario;
 pub mod wire;
 

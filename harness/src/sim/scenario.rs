@@ -1194,7 +1194,7 @@ pub fn write_metrics_json(
         #[serde(skip_serializing_if = "Vec::is_empty")]
         overrides: Vec<&'a str>,
     }
-    serde_json::to_writer_pretty(
+    super::json_format::to_writer(
         &mut *w,
         &WithOverrides {
             metrics: m,

@@ -271,6 +271,10 @@ struct HostState {
     /// `tx_flows` without the finished ones (every packet acknowledged: they never send
     /// again), in the same order: what the NIC's scheduler looks through.
     live_tx: Vec<u32>,
+    /// Each `live_tx` flow's pacer release, `max(pace_ps, start_ps)` (it changes only when
+    /// the flow sends): the scheduler scans this array and reads a flow's state only when
+    /// its release would win.
+    live_release: Vec<u64>,
     /// Flows this host receives, by receiver-model flow id (first data packet in).
     rx_flows: Vec<u32>,
     timer_at: [u64; 2],
@@ -797,6 +801,7 @@ impl Network {
                 receiver: None,
                 tx_flows: Vec::new(),
                 live_tx: Vec::new(),
+                live_release: Vec::new(),
                 rx_flows: Vec::new(),
                 timer_at: [NONE; 2],
                 wake_at: NONE,
@@ -861,6 +866,7 @@ impl Network {
             f.local_tx = h.tx_flows.len() as u32;
             h.tx_flows.push(i as u32);
             h.live_tx.push(i as u32);
+            h.live_release.push(f.start_ps);
         }
         let jain = JainWindow::new(flows.iter().map(|f| f.start_ps / PS_PER_NS));
         let mut by_start: Vec<u32> = (0..flows.len() as u32).collect();
@@ -1724,27 +1730,31 @@ impl Network {
     fn host_send(&mut self, h: u32, port: u32, sink: &mut dyn TapSink) -> Result<(), NetError> {
         let mtu = self.cfg.mtu_bytes;
         let now = self.now;
-        let mut best: Option<(u64, u32)> = None;
+        // (release, flow, its index in `live_tx`)
+        let mut best: Option<(u64, u32, usize)> = None;
         // Batch scheduling: a batch under way goes on while its flow may send.
-        let batch = self.hosts[h as usize].batch_flow;
+        let host = &self.hosts[h as usize];
+        let batch = host.batch_flow;
         if batch != u32::MAX {
-            if self.flows[batch as usize].can_send(mtu) {
-                best = Some((now, batch));
+            if self.flows[batch as usize].can_send(mtu)
+                && let Some(k) = host.live_tx.iter().position(|&x| x == batch)
+            {
+                best = Some((now, batch, k));
             } else {
                 self.hosts[h as usize].batch_flow = u32::MAX;
             }
         }
         if best.is_none() {
-            for &fi in &self.hosts[h as usize].live_tx {
-                let f = &self.flows[fi as usize];
-                let release = f.pace_ps.max(f.start_ps);
+            let host = &self.hosts[h as usize];
+            for (k, (&fi, &release)) in host.live_tx.iter().zip(&host.live_release).enumerate() {
                 // Only an earlier release wins (ties: the first in order); then may it send?
-                if best.is_none_or(|(r, _)| release < r) && f.can_send(mtu) {
-                    best = Some((release, fi));
+                if best.is_none_or(|(r, _, _)| release < r) && self.flows[fi as usize].can_send(mtu)
+                {
+                    best = Some((release, fi, k));
                 }
             }
         }
-        let Some((release, fi)) = best else {
+        let Some((release, fi, slot)) = best else {
             return Ok(());
         };
         if release > now {
@@ -1786,6 +1796,7 @@ impl Network {
         f.high = f.high.max(k + 1);
         // The pacer spaces frames at the flow's rate; after an idle spell it restarts now.
         f.pace_ps = f.pace_ps.max(now) + ser_ps(pkt.wire_bytes, f.rate_bps);
+        self.hosts[h as usize].live_release[slot] = f.pace_ps.max(f.start_ps);
         if f.rto_ps == NONE {
             self.set_rto(fi, now + rto);
         }
@@ -2148,9 +2159,10 @@ impl Network {
             if f.una == f.packets && f.finish_ps.is_none() {
                 f.finish_ps = Some(now);
                 self.first_finish_ps = self.first_finish_ps.min(now);
-                let live = &mut self.hosts[hi].live_tx;
-                if let Some(k) = live.iter().position(|&x| x == fi) {
-                    live.remove(k);
+                let host = &mut self.hosts[hi];
+                if let Some(k) = host.live_tx.iter().position(|&x| x == fi) {
+                    host.live_tx.remove(k);
+                    host.live_release.remove(k);
                 }
             }
             let t = if f.una < f.high { now + rto } else { NONE };

@@ -1,0 +1,252 @@
+//! The layout of `metrics.json`: indented as `serde_json`'s pretty printer does, except that
+//! an array of numbers is written on one line (`[0, 250000, 500000]`).
+//!
+//! A run's series are most of the file: one number per line made the file of the ns-3 tiny
+//! example 22 MB, and writing the indentation was most of the time a medium run spent after
+//! simulating (docs/performance.md). Objects, and arrays of objects, stay one entry per line.
+
+use std::io::{self, Write};
+
+use serde_json::ser::Formatter;
+
+/// How an array is being written: decided by its first element.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Layout {
+    Undecided,
+    Inline,
+    Indented,
+}
+
+/// `serde_json`'s `PrettyFormatter` (two spaces) with arrays of numbers on one line.
+pub struct NumbersInline {
+    depth: usize,
+    has_value: bool,
+    /// The array being written, innermost last.
+    arrays: Vec<Layout>,
+    /// An array element is about to be written: whether it is the first.
+    pending: Option<bool>,
+}
+
+impl NumbersInline {
+    pub fn new() -> Self {
+        NumbersInline {
+            depth: 0,
+            has_value: false,
+            arrays: Vec::new(),
+            pending: None,
+        }
+    }
+
+    fn indent<W: ?Sized + Write>(&self, w: &mut W) -> io::Result<()> {
+        for _ in 0..self.depth {
+            w.write_all(b"  ")?;
+        }
+        Ok(())
+    }
+
+    /// Before an array element's first byte: its separator, by the array's layout.
+    fn element<W: ?Sized + Write>(&mut self, w: &mut W, number: bool) -> io::Result<()> {
+        let Some(first) = self.pending.take() else {
+            return Ok(());
+        };
+        let layout = match self.arrays.last_mut() {
+            Some(l) => {
+                if *l == Layout::Undecided {
+                    *l = if number {
+                        Layout::Inline
+                    } else {
+                        Layout::Indented
+                    };
+                }
+                *l
+            }
+            None => Layout::Indented,
+        };
+        if layout == Layout::Inline {
+            if !first {
+                w.write_all(b", ")?;
+            }
+            Ok(())
+        } else {
+            w.write_all(if first { b"\n" } else { b",\n" })?;
+            self.indent(w)
+        }
+    }
+}
+
+impl Default for NumbersInline {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+macro_rules! number {
+    ($($name:ident: $t:ty),*) => {$(
+        fn $name<W: ?Sized + Write>(&mut self, w: &mut W, v: $t) -> io::Result<()> {
+            self.element(w, true)?;
+            serde_json::ser::CompactFormatter.$name(w, v)
+        }
+    )*};
+}
+
+impl Formatter for NumbersInline {
+    number!(write_i8: i8, write_i16: i16, write_i32: i32, write_i64: i64, write_i128: i128,
+        write_u8: u8, write_u16: u16, write_u32: u32, write_u64: u64, write_u128: u128,
+        write_f32: f32, write_f64: f64);
+
+    fn write_number_str<W: ?Sized + Write>(&mut self, w: &mut W, v: &str) -> io::Result<()> {
+        self.element(w, true)?;
+        w.write_all(v.as_bytes())
+    }
+
+    fn write_null<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.element(w, false)?;
+        w.write_all(b"null")
+    }
+
+    fn write_bool<W: ?Sized + Write>(&mut self, w: &mut W, v: bool) -> io::Result<()> {
+        self.element(w, false)?;
+        w.write_all(if v { b"true" } else { b"false" })
+    }
+
+    fn begin_string<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.element(w, false)?;
+        w.write_all(b"\"")
+    }
+
+    fn begin_array<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.element(w, false)?;
+        self.depth += 1;
+        self.has_value = false;
+        self.arrays.push(Layout::Undecided);
+        w.write_all(b"[")
+    }
+
+    fn end_array<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.depth -= 1;
+        let layout = self.arrays.pop().unwrap_or(Layout::Indented);
+        if self.has_value && layout != Layout::Inline {
+            w.write_all(b"\n")?;
+            self.indent(w)?;
+        }
+        w.write_all(b"]")
+    }
+
+    fn begin_array_value<W: ?Sized + Write>(&mut self, _w: &mut W, first: bool) -> io::Result<()> {
+        self.pending = Some(first);
+        Ok(())
+    }
+
+    fn end_array_value<W: ?Sized + Write>(&mut self, _w: &mut W) -> io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+
+    fn begin_object<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.element(w, false)?;
+        self.depth += 1;
+        self.has_value = false;
+        // An object's members are not array elements.
+        self.arrays.push(Layout::Indented);
+        w.write_all(b"{")
+    }
+
+    fn end_object<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.depth -= 1;
+        self.arrays.pop();
+        if self.has_value {
+            w.write_all(b"\n")?;
+            self.indent(w)?;
+        }
+        w.write_all(b"}")
+    }
+
+    fn begin_object_key<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
+        w.write_all(if first { b"\n" } else { b",\n" })?;
+        self.indent(w)
+    }
+
+    fn begin_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        w.write_all(b": ")
+    }
+
+    fn end_object_value<W: ?Sized + Write>(&mut self, _w: &mut W) -> io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+}
+
+/// `value` as `metrics.json` lays it out, into `w`.
+pub fn to_writer<W: Write, T: ?Sized + serde::Serialize>(
+    w: W,
+    value: &T,
+) -> Result<(), serde_json::Error> {
+    let mut ser = serde_json::Serializer::with_formatter(w, NumbersInline::new());
+    value.serialize(&mut ser)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(v: &serde_json::Value) -> String {
+        let mut out = Vec::new();
+        to_writer(&mut out, v).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    /// Written by hand: objects indented by two spaces as the pretty printer does, arrays of
+    /// numbers on one line, arrays of objects or strings one element per line, empty
+    /// containers as `[]` / `{}`.
+    #[test]
+    fn numbers_inline_everything_else_indented() {
+        let v = serde_json::json!({
+            "events": 3,
+            "series": {"t_ns": [0, 250000, 500000], "v": [-1, 2.5, 1e300]},
+            "ports": [{"name": "sw:p0", "q": []}, {"name": "sw:p1", "q": [7]}],
+            "names": ["a", "b"],
+            "none": null,
+            "empty": {},
+            "nested": [[1, 2], [3]]
+        });
+        // The workspace keeps keys in insertion order (serde_json `preserve_order`); ryu
+        // writes 1e300 as `1e+300`.
+        let expected = r#"{
+  "events": 3,
+  "series": {
+    "t_ns": [0, 250000, 500000],
+    "v": [-1, 2.5, 1e+300]
+  },
+  "ports": [
+    {
+      "name": "sw:p0",
+      "q": []
+    },
+    {
+      "name": "sw:p1",
+      "q": [7]
+    }
+  ],
+  "names": [
+    "a",
+    "b"
+  ],
+  "none": null,
+  "empty": {},
+  "nested": [
+    [1, 2],
+    [3]
+  ]
+}"#;
+        assert_eq!(text(&v), expected);
+        let back: serde_json::Value = serde_json::from_str(expected).unwrap();
+        assert_eq!(back, v);
+    }
+
+    /// Without arrays of numbers the bytes are the pretty printer's.
+    #[test]
+    fn same_as_pretty_without_number_arrays() {
+        let v = serde_json::json!({"a": {"b": ["x", {"c": true}], "d": []}, "e": "f"});
+        assert_eq!(text(&v), serde_json::to_string_pretty(&v).unwrap());
+    }
+}
