@@ -581,6 +581,18 @@ fn cp_mark_decision_uses_the_injected_generator() {
             .collect::<Vec<_>>()
     };
     assert_eq!(marks(7), marks(7));
+    // The boundary u / 2^32 = p itself does not mark ("marks when u / 2^32 < p"): at q = 2,000
+    // between Kmin 1,000 and Kmax 3,000 with Pmax 1, p = 1,000 / 2,000 = 0.5 exactly, and
+    // u = 2^31 gives u / 2^32 = 0.5; one less marks. (p = 0.005 above cannot tell `<` from
+    // `<=`: 0.005 × 2^32 is not an integer. cargo-mutants, docs/conformance.md.)
+    let half = RedParams {
+        kmin_bytes: 1_000,
+        kmax_bytes: 3_000,
+        pmax: 1.0,
+    };
+    let mut g = Fixed(vec![1 << 31, (1 << 31) - 1]);
+    assert!(!should_mark(2_000, &half, &mut g));
+    assert!(should_mark(2_000, &half, &mut g));
 }
 
 // ---------------------------------------------------------------------------------------
