@@ -198,28 +198,9 @@ fn run_model(model: &str, traces: &[&str], bugs_var: &str, mutants: &[(&str, &[&
         for &t in traces {
             let d = diff(t, model, Some(bug), &dir.join(format!("{bug}.{t}.log")));
             let what = format!("{model} {bug} on {t}");
-            assert!(d.code == 0 || d.code == 1, "{what}: exit {}", d.code);
-            let ev = &evs[t];
-            let act = common::first_act(&d.log, ev);
-            assert_eq!(
-                d.code == 1,
-                act.is_some(),
-                "{what}: caught iff the bug acts ({:?})",
-                d.log
-            );
-            let Some(act) = act else { continue };
-            caught.push(t);
-            outputs |= d.outputs_differ;
-            // The reply where the bug acts: the event's own decision (named by its flow and
-            // index: events can share a ns), or a timer's due after the previous event's time
-            // and up to this one's (or the trace end's, for `finish`).
-            let (at, flow, index) = d.first.expect("a divergence");
-            let in_reply = common::in_reply((at, flow, index), act, ev);
-            if !in_reply {
-                wrong.push(format!(
-                    "{what}: first divergence at {at} ns (flow {flow}, event {index:?}), the \
-                     bug first acts at {act:?}"
-                ));
+            if common::judge(&what, d.code, &d.log, d.first, &evs[t], &mut wrong) {
+                caught.push(t);
+                outputs |= d.outputs_differ;
             }
         }
         assert_eq!(caught, caught_by, "{model} {bug}: caught by");

@@ -154,6 +154,35 @@ pub fn in_reply(at: At, act: Result<usize, usize>, evs: &[serde_json::Value]) ->
     }
 }
 
+/// One mutant's `diff` on one trace, judged: exit 0 or 1, exit 1 exactly when the DUT says its
+/// bug acted, and then the first divergence (`first`) in the reply where the bug first acts —
+/// a line in `wrong` when it is not. Whether the mutant was caught.
+pub fn judge(
+    what: &str,
+    code: i32,
+    log: &str,
+    first: Option<At>,
+    evs: &[serde_json::Value],
+    wrong: &mut Vec<String>,
+) -> bool {
+    assert!(code == 0 || code == 1, "{what}: exit {code}");
+    let act = first_act(log, evs);
+    assert_eq!(
+        code == 1,
+        act.is_some(),
+        "{what}: caught iff the bug acts ({log:?})"
+    );
+    let Some(act) = act else { return false };
+    let (at, flow, index) = first.expect("a divergence");
+    if !in_reply((at, flow, index), act, evs) {
+        wrong.push(format!(
+            "{what}: first divergence at {at} ns (flow {flow}, event {index:?}), the bug first \
+             acts at {act:?}"
+        ));
+    }
+    true
+}
+
 /// The events a replay of `manifest` (a path from the repository root) feeds its model, in
 /// order (`replay --emit-events`, written into `dir` under `stem`).
 pub fn emitted_events(manifest: &str, dir: &Path, stem: &str) -> Vec<serde_json::Value> {
