@@ -19,14 +19,10 @@ use std::path::Path;
 use std::process::Command;
 
 /// Receiver rules no closed loop puts on an `rcc` wire, and why.
-const RECEIVER_UNREACHABLE: [(&str, &str); 3] = [
+const RECEIVER_UNREACHABLE: [(&str, &str); 2] = [
     (
         "A1 send timestamp after the arrival (clock skew): delay 0",
         "the simulator has one clock: a frame arrives after it was stamped",
-    ),
-    (
-        "choice 5 no send timestamp: no delay sample",
-        "the rcc dialect puts the timestamp shim in every data packet (wire.md 5.5)",
     ),
     (
         "choice 3 other opcode: no message, N unchanged",
@@ -56,8 +52,10 @@ fn coverage(model: &str, args: &[&str]) -> Vec<(String, u64)> {
 
 /// The events the harness extracts from `trace` (`replay --emit-events`).
 fn events(trace: &str, model: &str) -> Vec<serde_json::Value> {
+    // Per trace: the rstest cases run at once in one process.
+    let stem = Path::new(trace).file_stem().unwrap().to_string_lossy();
     let dir = std::env::temp_dir().join(format!(
-        "ccreplay-coverage-rcc-{model}-{}",
+        "ccreplay-coverage-rcc-{model}-{stem}-{}",
         std::process::id()
     ));
     std::fs::create_dir_all(&dir).unwrap();
@@ -101,12 +99,19 @@ struct RxFlow {
     last_w: Option<u64>,
 }
 
-/// Every `rcc-receiver` count on rcc_bursts_receiver, derived rule by rule from its events and golden
-/// decisions (docs/models/rcc.md A1-A10, P1-P5, choices 2-8).
-#[test]
-fn rcc_receiver_counts_follow_from_its_events_and_decisions() {
+/// Every `rcc-receiver` count on rcc_bursts_receiver (an `rcc` tap: every data packet carries
+/// its send timestamp) and on roce_rcc_receiver (a `roce` tap: none does, choice 5), derived
+/// rule by rule from its events and golden decisions (docs/models/rcc.md A1-A10, P1-P5,
+/// choices 2-8).
+#[rstest::rstest]
+#[case::rcc_bursts_receiver("rcc_bursts_receiver", 0)]
+#[case::roce_rcc_receiver("roce_rcc_receiver", 469)]
+fn rcc_receiver_counts_follow_from_its_events_and_decisions(
+    #[case] trace: &str,
+    #[case] no_timestamp: u64,
+) {
     let p = common::model_params(
-        &common::manifest("traces/rcc_bursts_receiver.toml"),
+        &common::manifest(&format!("traces/{trace}.toml")),
         "rcc-receiver",
     );
     let int = |k: &str| p[k].as_integer().unwrap() as u64;
@@ -124,8 +129,8 @@ fn rcc_receiver_counts_follow_from_its_events_and_decisions() {
     let last_hop_bytes = c as f64 * t_rtt as f64 / 8e9 * float("eta"); // A5
     let c_t = u128::from(c) * u128::from(t_rtt);
 
-    let events = events("traces/rcc_bursts_receiver.toml", "rcc-receiver");
-    let decisions = read_jsonl(&repo().join("golden/rcc_bursts_receiver/rcc-receiver.jsonl"));
+    let events = events(&format!("traces/{trace}.toml"), "rcc-receiver");
+    let decisions = read_jsonl(&repo().join(format!("golden/{trace}/rcc-receiver.jsonl")));
     assert_eq!(events.len(), decisions.len(), "one decision per rx_data");
 
     let mut want: BTreeMap<String, u64> = BTreeMap::new();
@@ -321,14 +326,35 @@ fn rcc_receiver_counts_follow_from_its_events_and_decisions() {
         }
     }
 
-    let got = coverage("rcc-receiver", &["traces/rcc_bursts_receiver.toml"]);
+    let got = coverage("rcc-receiver", &[&format!("traces/{trace}.toml")]);
     let derived: Vec<(String, u64)> = got
         .iter()
         .map(|(rule, _)| (rule.clone(), want.get(rule).copied().unwrap_or(0)))
         .collect();
     assert_eq!(got, derived);
-    assert_eq!(want.len(), got.len(), "rules derived here: {want:?}");
-    common::assert_full(derived.iter().map(|(k, v)| (k, v)), &RECEIVER_UNREACHABLE);
+    // Every rule named here is one the model counts; on the rcc tap every one of them is
+    // named (without timestamps the delay and PID rules are never reached).
+    assert!(want.keys().all(|k| got.iter().any(|(rule, _)| rule == k)));
+    if no_timestamp == 0 {
+        assert_eq!(want.len(), got.len(), "rules derived here: {want:?}");
+    }
+    // roce_rcc_receiver: 469 data packets in (tshark, harness/tests/sim.rs
+    // `tap_models_name_what_the_manifest_replays`), none with a timestamp.
+    assert_eq!(
+        want["choice 5 no send timestamp: no delay sample"],
+        no_timestamp
+    );
+    if trace == "rcc_bursts_receiver" {
+        let unreachable = [
+            RECEIVER_UNREACHABLE.as_slice(),
+            &[(
+                "choice 5 no send timestamp: no delay sample",
+                "the rcc dialect puts the timestamp shim in every data packet (wire.md 5.5)",
+            )],
+        ]
+        .concat();
+        common::assert_full(derived.iter().map(|(k, v)| (k, v)), &unreachable);
+    }
 }
 
 /// Every `rcc-sender` count on rcc_bursts_sender, derived from its ACK and NAK events: the window
@@ -395,27 +421,28 @@ fn rcc_sender_counts_follow_from_its_events() {
     common::assert_full(derived.iter().map(|(k, v)| (k, v)), &SENDER_UNREACHABLE);
 }
 
-/// The whole bundled suite: its counts are the sums over the RCC traces (rcc_bursts, checked
-/// rule by rule above, and the lossless rcc_dumbbell pair), and every reachable rule runs at
-/// least three times.
+/// The whole bundled suite: its counts are the sums over the RCC traces (rcc_bursts and
+/// roce_rcc_receiver, checked rule by rule above, and the lossless rcc_dumbbell pair), and
+/// every reachable rule runs at least three times.
 #[test]
 fn the_bundled_suite_exercises_every_reachable_rcc_rule_three_times() {
-    let sum = |model: &str, traces: [&str; 2]| -> Vec<(String, u64)> {
-        let (a, b) = (coverage(model, &[traces[0]]), coverage(model, &[traces[1]]));
-        a.iter()
-            .zip(&b)
-            .map(|((rule, x), (rule_b, y))| {
-                assert_eq!(rule, rule_b);
-                (rule.clone(), x + y)
-            })
-            .collect()
+    let sum = |model: &str, traces: &[&str]| -> Vec<(String, u64)> {
+        let mut total = coverage(model, &[traces[0]]);
+        for t in &traces[1..] {
+            for ((rule, x), (rule_b, y)) in total.iter_mut().zip(coverage(model, &[t])) {
+                assert_eq!(*rule, rule_b);
+                *x += y;
+            }
+        }
+        total
     };
     let rx = coverage("rcc-receiver", &[]);
     let rx_traces = [
         "traces/rcc_bursts_receiver.toml",
         "traces/rcc_receiver.toml",
+        "traces/roce_rcc_receiver.toml",
     ];
-    assert_eq!(rx, sum("rcc-receiver", rx_traces));
+    assert_eq!(rx, sum("rcc-receiver", &rx_traces));
     assert_eq!(rx.len(), 30);
     common::assert_full(rx.iter().map(|(k, v)| (k, v)), &RECEIVER_UNREACHABLE);
     let tx = coverage("rcc-sender", &[]);
@@ -423,7 +450,7 @@ fn the_bundled_suite_exercises_every_reachable_rcc_rule_three_times() {
         tx,
         sum(
             "rcc-sender",
-            ["traces/rcc_bursts_sender.toml", "traces/rcc_sender.toml"]
+            &["traces/rcc_bursts_sender.toml", "traces/rcc_sender.toml"]
         )
     );
     assert_eq!(tx.len(), 8);

@@ -54,6 +54,9 @@ const BUNDLED: &[(&str, &str, &str, bool)] = &[
     ("rcc_bursts", "rcc_bursts_receiver", "rcc-receiver", true),
     ("dcqcn_clamp", "dcqcn_clamp", "dcqcn", false),
     ("dcqcn_np", "dcqcn_np", "dcqcn-np", true),
+    ("dcqcn_ns3", "dcqcn_ns3", "dcqcn-ns3", false),
+    // The tap's manifest names `rcc-receiver` (`models`); `dcqcn-np` drove the loop.
+    ("dcqcn_ns3", "roce_rcc_receiver", "dcqcn-np", true),
 ];
 
 /// Bundled switch taps (scenario, stem): the egress mirror `STEM.out.pcap` and `STEM.toml`
@@ -156,6 +159,18 @@ fn records(pcap: &[u8]) -> Vec<(u64, Vec<u8>)> {
         out.push((rec.ts_ns, rec.data.to_vec()));
     }
     out
+}
+
+/// The RoCEv2 data packets of a capture (BTH opcodes that carry a payload).
+fn data_packets(pcap: &[u8], cfg: &DecodeConfig) -> usize {
+    records(pcap)
+        .iter()
+        .filter(|(_, d)| {
+            Packet::decode_ethernet(d, cfg)
+                .roce
+                .is_some_and(|r| r.bth.opcode().is_data())
+        })
+        .count()
 }
 
 #[test]
@@ -408,6 +423,7 @@ fn cause(d: &Decision) -> &'static str {
 #[case::rcc_bursts_receiver(10)]
 #[case::dcqcn_clamp(11)]
 #[case::dcqcn_np(12)]
+#[case::dcqcn_ns3(13)]
 fn replay_reproduces_the_closed_loop(#[case] i: usize) {
     let (scen, stem, model, receiver) = BUNDLED[i];
     let out = sim::simulate(&sim::bundled(scen).unwrap(), None, &mut |_| {}).unwrap();
@@ -699,14 +715,7 @@ fn receiver_taps_replay() {
     let (got, last_t) = replay_trace(&manifest, "fncc-receiver");
     let pcap = std::fs::read(dir.join("fncc_rx.pcap")).unwrap();
     let cfg = m.decode_config();
-    let data = records(&pcap)
-        .iter()
-        .filter(|(_, d)| {
-            Packet::decode_ethernet(d, &cfg)
-                .roce
-                .is_some_and(|r| r.bth.opcode().is_data())
-        })
-        .count();
+    let data = data_packets(&pcap, &cfg);
     assert_eq!(got.len(), data);
     assert_eq!(got, closed_loop(&out.captures[0].decisions, last_t, false));
     assert!(dir.join("metrics.json").exists());
@@ -932,4 +941,139 @@ fn every_scenario_file_builds() {
         }
     }
     assert!(n >= 10, "{n} scenario files");
+}
+
+/// A tap's `models` key: the bundled `roce_rcc_receiver` is `dcqcn_ns3`'s receiver tap replayed
+/// by `rcc-receiver` alone. Plain RoCEv2 data carry no send timestamp, so every decision is
+/// RCC choice 5 (no delay sample: `rtt_ns` -1, the run of delays never starts).
+#[test]
+fn tap_models_name_what_the_manifest_replays() {
+    let (m, pcap) = load("roce_rcc_receiver");
+    assert_eq!(m.dialect, Dialect::Roce);
+    let names: Vec<&str> = m.models.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["rcc-receiver"]);
+    // The tapped host's link (10 Gbps), the roce base RTT of `base_rtt_by_hand` (5255 ns),
+    // the scenario's MTU; the rest RCC's defaults (docs/models/rcc.md).
+    let p = m.model_params(&m.models[0]);
+    assert_eq!(p["line_rate_bps"].as_integer(), Some(10_000_000_000));
+    assert_eq!(p["base_rtt_ns"].as_integer(), Some(5255));
+    assert_eq!(p["mtu_bytes"].as_integer(), Some(1000));
+    assert_eq!(p["n"].as_integer(), Some(3));
+    let (got, _) = replay("roce_rcc_receiver", "rcc-receiver");
+    // One decision per data packet in: `tshark -r traces/roce_rcc_receiver.pcap -Y
+    // 'ip.dst==10.0.0.3 && infiniband' -T fields -e infiniband.bth.opcode`: 4 FIRST (6),
+    // 462 MIDDLE (7), 3 LAST (8) = 469 (and 469 ACKs and 17 CNPs out: 955 frames).
+    let cfg = m.decode_config();
+    let data = data_packets(&pcap, &cfg);
+    assert_eq!((got.len(), data, records(&pcap).len()), (469, 469, 955));
+    for d in &got {
+        assert_eq!(
+            d.state.get("rtt_ns"),
+            Some(ccreplay_reference_cc::StateValue::I64(-1))
+        );
+        assert_eq!(
+            d.state.get("consecutive"),
+            Some(ccreplay_reference_cc::StateValue::U64(0))
+        );
+    }
+
+    // Naming the loop's own model first keeps its closed-loop decisions.
+    let text = bundled_text("dcqcn_ns3").replace(
+        "models = [\"rcc-receiver\"]",
+        "models = [\"dcqcn-np\", \"rcc-receiver\"]",
+    );
+    let out = sim::simulate(&Scenario::parse(&text).unwrap(), None, &mut |_| {}).unwrap();
+    let cap = out
+        .captures
+        .iter()
+        .find(|c| c.stem == "roce_rcc_receiver")
+        .unwrap();
+    assert_eq!(cap.pcap, pcap, "the key changes the manifest only");
+    let dir = tmp_dir("sim-tap-models");
+    sim::write(&out, &dir, true).unwrap();
+    let manifest = dir.join("roce_rcc_receiver.toml");
+    let both = Manifest::load(&manifest).unwrap();
+    let names: Vec<&str> = both.models.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["dcqcn-np", "rcc-receiver"]);
+    let (np, last_t) = replay_trace(&manifest, "dcqcn-np");
+    assert_eq!(np, closed_loop(&cap.decisions, last_t, false));
+    let _ = std::fs::remove_dir_all(&dir);
+
+    let err = |from: &str, to: &str| {
+        let text = bundled_text("dcqcn_ns3").replace(from, to);
+        let e = match Scenario::parse(&text) {
+            Err(e) => e,
+            Ok(s) => sim::simulate(&s, None, &mut |_| {}).unwrap_err(),
+        };
+        e.to_string()
+    };
+    let rx = "models = [\"rcc-receiver\"]";
+    let e = err(rx, "models = [\"fncc-receiver\"]");
+    assert!(
+        e.contains(
+            "`fncc-receiver` cannot replay this roce receiver tap; use dcqcn-np, rcc-receiver"
+        ),
+        "{e}"
+    );
+    let e = err(rx, "models = []");
+    assert!(e.contains("tap roce_rcc_receiver: models = []"), "{e}");
+    let e = err(rx, "models = [\"rcc-receiver\", \"rcc-receiver\"]");
+    assert!(e.contains("`rcc-receiver` named twice"), "{e}");
+    // At a sender tap only the sender's own model.
+    let e = err(
+        "stem = \"dcqcn_ns3\"",
+        "stem = \"dcqcn_ns3\"\nmodels = [\"rcc-receiver\"]",
+    );
+    assert!(
+        e.contains("`rcc-receiver` cannot replay this roce sender tap; use dcqcn-ns3"),
+        "{e}"
+    );
+    // HPCC has no receiver model: a receiver tap needs `models`, and may name rcc-receiver
+    // (HPCC data carry INT, not RCC's timestamp: choice 5 on every packet).
+    let hpcc = bundled_text("hpcc_dumbbell")
+        .replace("duration_ns = 1_500_000", "duration_ns = 800_000")
+        .replace(
+            "host = \"h0\"\npoint = \"sender\"\nstem = \"hpcc_dumbbell\"",
+            "host = \"h2\"\npoint = \"receiver\"\nstem = \"hpcc_rx\"",
+        );
+    let e = sim::simulate(&Scenario::parse(&hpcc).unwrap(), None, &mut |_| {})
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("HPCC has no receiver model"), "{e}");
+    let hpcc = hpcc.replace(
+        "stem = \"hpcc_rx\"",
+        "stem = \"hpcc_rx\"\nmodels = [\"rcc-receiver\"]",
+    );
+    let out = sim::simulate(&Scenario::parse(&hpcc).unwrap(), None, &mut |_| {}).unwrap();
+    let dir = tmp_dir("sim-tap-models-hpcc");
+    sim::write(&out, &dir, true).unwrap();
+    let manifest = dir.join("hpcc_rx.toml");
+    let m = Manifest::load(&manifest).unwrap();
+    assert_eq!(m.dialect, Dialect::Hpcc);
+    assert_eq!(m.models.len(), 1);
+    assert_eq!(m.models[0].name, "rcc-receiver");
+    let (got, _) = replay_trace(&manifest, "rcc-receiver");
+    let pcap = std::fs::read(dir.join("hpcc_rx.pcap")).unwrap();
+    let cfg = m.decode_config();
+    let data = data_packets(&pcap, &cfg);
+    assert!(data > 0);
+    assert_eq!(got.len(), data);
+    assert!(
+        got.iter()
+            .all(|d| d.state.get("rtt_ns") == Some(ccreplay_reference_cc::StateValue::I64(-1)))
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+
+    // An RCC run's receiver tap carries the shim: its own rcc-receiver, nothing added.
+    let rcc = bundled_text("rcc_dumbbell").replace(
+        "stem = \"rcc_receiver\"",
+        "stem = \"rcc_receiver\"\nmodels = [\"dcqcn-np\"]",
+    );
+    let e = sim::simulate(&Scenario::parse(&rcc).unwrap(), None, &mut |_| {})
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("`dcqcn-np` cannot replay this rcc receiver tap; use rcc-receiver"),
+        "{e}"
+    );
 }

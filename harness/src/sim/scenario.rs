@@ -607,6 +607,12 @@ pub struct TapSpec {
     /// default 0). Only the capture loses it.
     #[serde(default)]
     pub drop_ppm: u32,
+    /// The models the manifest names, in order (default: the scenario model's models for the
+    /// tap's point, docs/sim.md). Besides those, a receiver tap of a `dcqcn`, `hpcc`, `fncc`,
+    /// `hpcc-ns3` or `dcqcn-ns3` run may name `rcc-receiver`: an RCC receiver fed data that
+    /// carry no timestamp shim (RCC choice 5: no delay sample).
+    #[serde(default)]
+    pub models: Option<Vec<String>>,
 }
 
 fn default_resolution() -> u64 {
@@ -641,6 +647,14 @@ impl TapSpec {
                 "drop_ppm = {}: must be at most 1_000_000",
                 self.drop_ppm
             ));
+        }
+        if let Some(m) = &self.models {
+            if m.is_empty() {
+                return e("models = []: name at least one model".into());
+            }
+            if let Some(dup) = m.iter().enumerate().find(|(i, n)| m[..*i].contains(n)) {
+                return e(format!("models: `{}` named twice", dup.1));
+            }
         }
         Ok(())
     }
