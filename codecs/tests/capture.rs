@@ -712,7 +712,9 @@ fn writer_round_trip_through_two_readers() {
 
 #[test]
 fn writer_link_type_and_file_round_trip() {
-    let path = std::env::temp_dir().join(format!("ccreplay-capture-{}.pcap", std::process::id()));
+    // Cargo's scratch folder for integration tests (target/tmp), not the system's /tmp.
+    let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("capture-{}.pcap", std::process::id()));
     let mut w = PcapWriter::create(&path).unwrap();
     w.write(5, &[0x45, 0, 0, 20]).unwrap();
     w.flush().unwrap();

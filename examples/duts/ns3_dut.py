@@ -86,6 +86,7 @@ DCQCN_BUGS = {
     "timer-not-restarted": "a cut does not restart the rate-increase timer (D6)",
     "no-line-clamp": "Rt not clamped at the line rate after an increase (D5)",
     "stage-not-reset": "a cut does not reset timer_stage (D4, D5)",
+    "first-cnp-full-rate": "RATE_ON_FIRST_CNP ignored: the first CNP keeps the full rate (D7)",
 }
 
 
@@ -501,7 +502,8 @@ class DcqcnNs3:
             # "add 1 ns to make sure rate decrease is after alpha update"
             extra = 0 if self.bug == "decrease-no-1ns" else 1
             fl.schedule("rate_decrease", t, self.decrease_ns + extra)
-            fl.rc = fl.rt = cxx_f64_to_u64(float(fl.rc) * self.first_fraction)
+            f = 1.0 if self.bug == "first-cnp-full-rate" else self.first_fraction
+            fl.rc = fl.rt = cxx_f64_to_u64(float(fl.rc) * f)
             fl.first_cnp = False
 
     def update_alpha(self, fl, t):

@@ -12,6 +12,8 @@ use std::process::Command;
 use ccreplay::extract::{ExtractReport, Skip};
 use ccreplay::replay::{Trace, for_each_event_jobs};
 
+mod common;
+
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
 }
@@ -24,11 +26,8 @@ fn counts() -> serde_json::Value {
 
 /// The accounting fixture in a fresh folder as `t.pcap`, with a manifest `t.toml` at sender
 /// `host`, in `dialect`, with `extra` appended (e.g. `[[flows]]`).
-fn trace(name: &str, host: &str, dialect: &str, udp_port: u16, extra: &str) -> PathBuf {
-    let dir =
-        std::env::temp_dir().join(format!("ccreplay-accounting-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+fn trace(name: &str, host: &str, dialect: &str, udp_port: u16, extra: &str) -> common::Scratch {
+    let dir = common::Scratch::new(&format!("accounting-{name}"));
     std::fs::copy(
         repo().join("tests/fixtures/accounting.pcap"),
         dir.join("t.pcap"),
@@ -304,8 +303,7 @@ fn check_reports_an_empty_pair_as_an_error_with_its_accounting() {
 
 #[test]
 fn junit_has_a_testcase_for_missing_and_broken_pairs_with_the_accounting() {
-    let dir = std::env::temp_dir().join(format!("ccreplay-junit-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = common::Scratch::new("accounting-junit");
     std::fs::create_dir_all(dir.join("traces")).unwrap();
     // The five traces whose flows the counts below are made of (the suite grows; this test's
     // arithmetic should not have to).

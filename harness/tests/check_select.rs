@@ -129,8 +129,7 @@ fn traces_by_file_capture_or_name() {
 
 #[test]
 fn golden_files_no_trace_uses_are_reported() {
-    let dir = std::env::temp_dir().join(format!("ccreplay-unref-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = common::Scratch::new("unref");
     let g = dir.join("golden");
     for e in walk(&repo().join("golden")) {
         let to = g.join(e.strip_prefix(repo().join("golden")).unwrap());
@@ -194,7 +193,6 @@ fn golden_files_no_trace_uses_are_reported() {
         &repo(),
     );
     assert_eq!(code, 0, "{err}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 fn walk(d: &Path) -> Vec<PathBuf> {

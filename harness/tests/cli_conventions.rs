@@ -5,6 +5,8 @@
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
+mod common;
+
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
 }
@@ -51,9 +53,7 @@ fn a_closed_pipe_ends_every_command_quietly_with_status_0() {
 
 #[test]
 fn quiet_keeps_only_warnings_and_errors_and_wrote_lines_go_to_stderr() {
-    let dir = std::env::temp_dir().join(format!("ccreplay-cli-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::Scratch::new("cli");
     let out_file = dir.join("d.jsonl");
     let o = ccreplay()
         .args(["replay", "traces/hpcc_dumbbell.toml", "-o"])

@@ -168,11 +168,7 @@ fn read_jsonl(path: &std::path::Path) -> Vec<serde_json::Value> {
 /// A trace's events, as the harness extracts them (`replay --emit-events`), through a folder
 /// of its own (`tag`: the test asking, as tests run in parallel).
 fn trace_events(trace: &str, tag: &str) -> Vec<serde_json::Value> {
-    let dir = std::env::temp_dir().join(format!(
-        "ccreplay-coverage-{tag}-{trace}-{}",
-        std::process::id()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::Scratch::new(&format!("coverage-{tag}-{trace}"));
     let events_file = dir.join("events.jsonl");
     let out = Command::new(env!("CARGO_BIN_EXE_ccreplay"))
         .args(["replay", &format!("traces/{trace}.toml"), "-q", "-o"])
@@ -183,9 +179,7 @@ fn trace_events(trace: &str, tag: &str) -> Vec<serde_json::Value> {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
-    let events = read_jsonl(&events_file);
-    let _ = std::fs::remove_dir_all(&dir);
-    events
+    read_jsonl(&events_file)
 }
 
 /// Rules counted while deriving: rule -> count.

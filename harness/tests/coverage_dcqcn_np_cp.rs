@@ -50,9 +50,7 @@ fn read_jsonl(path: &Path) -> Vec<serde_json::Value> {
 
 /// The events the harness extracts from `trace` (`replay --emit-events`).
 fn events(trace: &str, model: &str) -> Vec<serde_json::Value> {
-    let dir =
-        std::env::temp_dir().join(format!("ccreplay-coverage-{model}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::Scratch::new(&format!("coverage-{model}"));
     let file = dir.join("events.jsonl");
     let out = Command::new(env!("CARGO_BIN_EXE_ccreplay"))
         .args(["replay", trace, "--model", model, "-q", "-o"])
@@ -63,9 +61,7 @@ fn events(trace: &str, model: &str) -> Vec<serde_json::Value> {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
-    let ev = read_jsonl(&file);
-    let _ = std::fs::remove_dir_all(&dir);
-    ev
+    read_jsonl(&file)
 }
 
 /// The model's counts (`check TRACE --coverage`) must be the derived ones, rule for rule.

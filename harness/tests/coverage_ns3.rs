@@ -18,7 +18,22 @@ use std::path::Path;
 
 use serde_json::Value;
 
-const HPCC_TRACES: [&str; 3] = ["ns3_hpcc_single", "ns3_hpcc_multi", "ns3_hpcc_nofast"];
+/// The five `hpcc-ns3` traces: four simulator runs, and hpcc_single's events with its first NAK
+/// delivered late (ns3_hpcc_reordered, tests/fixtures/ns3-sim/reorder.py).
+const HPCC_TRACES: [&str; 5] = [
+    "ns3_hpcc_single",
+    "ns3_hpcc_multi",
+    "ns3_hpcc_nofast",
+    "ns3_hpcc_intmulti",
+    "ns3_hpcc_reordered",
+];
+/// The simulator runs among them: their replies come back in order per flow.
+const HPCC_RUNS: [&str; 4] = [
+    "ns3_hpcc_single",
+    "ns3_hpcc_multi",
+    "ns3_hpcc_nofast",
+    "ns3_hpcc_intmulti",
+];
 /// The simulator's two DCQCN runs, and `dcqcn_ns3`: its DCQCN closed loop in `ccreplay sim`
 /// with RATE_ON_FIRST_CNP 0.5 (a capture: its events are what `replay --emit-events` writes).
 const DCQCN_TRACES: [&str; 3] = ["ns3_dcqcn", "ns3_dcqcn_clamp", "dcqcn_ns3"];
@@ -469,6 +484,134 @@ fn hpcc_ns3_counts_follow_from_the_events_and_cover_every_reachable_rule() {
     common::assert_full(&total, &HPCC_UNREACHABLE);
 }
 
+/// NAKs below an ACK already seen (H9: `Acknowledge`'s max() keeps snd_una, then `RecoverQueue`
+/// moves snd_nxt back to it, not to the NAK's PSN): (event position, NAK PSN, snd_una), from
+/// the events alone — per flow, the highest ack.seq so far (ACK of PSN p: p + 1, HPCC-7).
+fn late_naks(trace: &str) -> Vec<(usize, u64, u64)> {
+    let events = read_jsonl(&common::repo().join(format!("traces/{trace}.jsonl")));
+    let mut una: BTreeMap<u64, u64> = BTreeMap::new();
+    let mut late = Vec::new();
+    for (i, ev) in events.iter().enumerate() {
+        let (flow, psn) = (num(ev, "flow"), num(ev, "psn"));
+        let seq = match ev["kind"].as_str().unwrap() {
+            "rx_ack" => (psn + 1) & 0xFF_FFFF,
+            "rx_nak" => psn,
+            _ => continue,
+        };
+        match una.get(&flow) {
+            Some(&u) if after(u, seq) => late.push((i, psn, u)),
+            Some(&u) if !after(seq, u) => {}
+            _ => {
+                una.insert(flow, seq);
+            }
+        }
+    }
+    late
+}
+
+/// The simulator's replies come back in order per flow: no run has a NAK below an ACK already
+/// seen. ns3_hpcc_reordered has one, and its golden snd_nxt is the ACK's, not the NAK's.
+#[test]
+fn only_the_reordered_trace_has_a_nak_below_an_ack_already_seen() {
+    for trace in HPCC_RUNS {
+        assert_eq!(late_naks(trace), [], "{trace}");
+    }
+    // ns3_hpcc_single's first NAK (event 123, flow 0, PSN 49) moved after flow 0's next ACK
+    // (event 163, PSN 49: ack.seq 50), which is event 162 once the NAK is out of the way.
+    assert_eq!(late_naks("ns3_hpcc_reordered"), [(163, 49, 50)]);
+    let golden = read_jsonl(&common::repo().join("golden/ns3_hpcc_reordered/hpcc-ns3.jsonl"));
+    let nak: Vec<&Value> = golden
+        .iter()
+        .filter(|d| d["cause"]["kind"] == "rx_nak")
+        .collect();
+    assert_eq!(nak.len(), 1);
+    // Acknowledge(49): snd_una = max(50, 49) = 50; RecoverQueue: snd_nxt = 50 (49 without the
+    // max: the cargo-mutants survivor of docs/conformance.md).
+    assert_eq!(num(&nak[0]["state"], "snd_nxt"), 50, "{}", nak[0]);
+}
+
+/// tests/fixtures/ns3-sim/reorder.py, redone: ns3_hpcc_single's events up to the ACK that
+/// follows the first NAK, that NAK (at the ACK's time + 1 ns), 40 more events; `index`
+/// renumbered per flow in the new order; nothing else changed.
+#[test]
+fn the_reordered_trace_is_hpcc_single_with_its_first_nak_late() {
+    let repo = common::repo();
+    let src = read_jsonl(&repo.join("traces/ns3_hpcc_single.jsonl"));
+    let out = read_jsonl(&repo.join("traces/ns3_hpcc_reordered.jsonl"));
+    let nak = src.iter().position(|e| e["kind"] == "rx_nak").unwrap();
+    let flow = num(&src[nak], "flow");
+    let ack = (nak + 1..src.len())
+        .find(|&i| num(&src[i], "flow") == flow && src[i]["kind"] == "rx_ack")
+        .unwrap();
+    assert_eq!((nak, ack), (123, 163));
+    let order: Vec<usize> = (0..nak)
+        .chain(nak + 1..=ack)
+        .chain([nak])
+        .chain(ack + 1..ack + 41)
+        .collect();
+    assert_eq!(out.len(), order.len());
+    let mut index: BTreeMap<u64, u64> = BTreeMap::new();
+    for (o, &i) in out.iter().zip(&order) {
+        let mut want = src[i].clone();
+        let n = index.entry(num(&want, "flow")).or_default();
+        want["index"] = (*n).into();
+        *n += 1;
+        if i == nak {
+            want["t"] = (num(&src[ack], "t") + 1).into();
+        }
+        assert_eq!(o, &want);
+    }
+    // The manifest: hpcc_single's model and parameters, its first two flows (flow 2 starts
+    // later than the cut).
+    let (a, b) = (
+        common::manifest("traces/ns3_hpcc_single.toml"),
+        common::manifest("traces/ns3_hpcc_reordered.toml"),
+    );
+    assert_eq!(a["models"], b["models"]);
+    assert_eq!(a["network"], b["network"]);
+    let flows = |m: &toml::Table| m["flows"].as_array().unwrap().clone();
+    assert_eq!(flows(&b)[..], flows(&a)[..2]);
+}
+
+/// INT_MULTI 2 (N5: ΔtxBytes = Δunits · 128 · INT_MULTI) by hand on ns3_hpcc_intmulti's first
+/// update: flow 0's first ACK (event 26) stored three hops at tx_bytes 0, the second (event 28,
+/// ack.seq 2, not after lastUpdateSeq 26: a fast react) has tx_bytes 4 on each, every TS 348 ns
+/// later. Hop 2 (code 0, 25 Gbps) is the most loaded: 4 · 128 · 2 = 1,024 B in 348 ns,
+/// u = 8,192 / (348e-9 · 25e9) = 8,192 / 8,700, qLen 0. U = (1 · (8,800 − 348) + u · 348) /
+/// 8,800 = (8,452 + 327.68) / 8,800 = 54,873 / 55,000 (read with INT_MULTI 1, 512 B:
+/// 53,849 / 55,000; ΔtxBytes divided by INT_MULTI, 256 B: 53,337 / 55,000).
+/// c = U / 0.95 >= 1: MD, R = ⌊25e9 / c⌋ + RATE_AI = ⌊23,804,967,834.8⌋ + 50,000,000 =
+/// 23,854,967,834; window = ⌊104,000 · R / 25e9⌋ = ⌊99,236.67⌋ = 99,236.
+#[test]
+fn intmulti_2_first_update_by_hand() {
+    for trace in HPCC_RUNS {
+        let man = common::manifest(&format!("traces/{trace}.toml"));
+        let multi = int(&common::model_params(&man, "hpcc-ns3"), "INT_MULTI");
+        assert_eq!(multi, if trace == "ns3_hpcc_intmulti" { 2 } else { 1 });
+    }
+    let repo = common::repo();
+    let events = read_jsonl(&repo.join("traces/ns3_hpcc_intmulti.jsonl"));
+    let (Some((3, _, h26)), Some((3, _, h28))) = (hops_of(&events[26]), hops_of(&events[28]))
+    else {
+        panic!("events 26 and 28: three hops each")
+    };
+    for (a, b) in h26.iter().zip(&h28) {
+        assert_eq!((a.tx, b.tx, b.ts - a.ts, a.q, b.q), (0, 4, 348, 0, 0));
+    }
+    assert_eq!(h28.iter().map(|h| h.b).collect::<Vec<_>>(), [2, 2, 0]);
+    let golden = read_jsonl(&repo.join("golden/ns3_hpcc_intmulti/hpcc-ns3.jsonl"));
+    let d = golden
+        .iter()
+        .find(|d| num(d, "flow") == 0 && num(&d["cause"], "index") == 28)
+        .unwrap();
+    assert!(
+        (f64_of(&d["state"], "U") - 54_873.0 / 55_000.0).abs() < 1e-15,
+        "{d}"
+    );
+    assert_eq!(num(d, "rate_bps"), 23_854_967_834, "{d}");
+    assert_eq!(num(d, "window_bytes"), 99_236, "{d}");
+}
+
 // ---------------------------------------------------------------------------------------
 // dcqcn-ns3
 
@@ -487,9 +630,7 @@ fn trace_events(trace: &str) -> Vec<Value> {
     if file.exists() {
         return read_jsonl(&file);
     }
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("coverage-ns3-{trace}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::Scratch::new(&format!("coverage-ns3-{trace}"));
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_ccreplay"))
         .args(["replay", &format!("traces/{trace}.toml"), "-q", "-o"])
         .arg(dir.join("decisions.jsonl"))
@@ -499,9 +640,7 @@ fn trace_events(trace: &str) -> Vec<Value> {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{out:?}");
-    let events = read_jsonl(&dir.join("events.jsonl"));
-    let _ = std::fs::remove_dir_all(&dir);
-    events
+    read_jsonl(&dir.join("events.jsonl"))
 }
 
 /// Every `dcqcn-ns3` count of one trace, derived from its events (CNP times: the timers'

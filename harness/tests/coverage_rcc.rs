@@ -52,13 +52,7 @@ fn coverage(model: &str, args: &[&str]) -> Vec<(String, u64)> {
 
 /// The events the harness extracts from `trace` (`replay --emit-events`).
 fn events(trace: &str, model: &str) -> Vec<serde_json::Value> {
-    // Per trace: the rstest cases run at once in one process.
-    let stem = Path::new(trace).file_stem().unwrap().to_string_lossy();
-    let dir = std::env::temp_dir().join(format!(
-        "ccreplay-coverage-rcc-{model}-{stem}-{}",
-        std::process::id()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::Scratch::new(&format!("coverage-rcc-{model}"));
     let file = dir.join("events.jsonl");
     let out = Command::new(env!("CARGO_BIN_EXE_ccreplay"))
         .args(["replay", trace, "--model", model, "-q", "-o"])
@@ -69,9 +63,7 @@ fn events(trace: &str, model: &str) -> Vec<serde_json::Value> {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
-    let ev = read_jsonl(&file);
-    let _ = std::fs::remove_dir_all(&dir);
-    ev
+    read_jsonl(&file)
 }
 
 /// Where a packet sits in its message, from the BTH opcode's low 5 bits (IBTA vol. 1 Table 39:

@@ -7,7 +7,6 @@ mod common;
 
 use common::{repo, run};
 
-use std::path::PathBuf;
 use std::process::Command;
 
 use ccreplay::detect::detect_file;
@@ -85,10 +84,8 @@ fn inspect_without_dialect_reads_an_hpcc_capture_cleanly_and_says_why() {
 }
 
 /// A copy of a bundled trace with its manifest edited.
-fn edited(name: &str, tag: &str, edit: impl Fn(String) -> String) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("ccreplay-detect-{}-{tag}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+fn edited(name: &str, tag: &str, edit: impl Fn(String) -> String) -> common::Scratch {
+    let dir = common::Scratch::new(&format!("detect-{tag}"));
     let t = repo().join("traces");
     std::fs::copy(
         t.join(format!("{name}.pcap")),

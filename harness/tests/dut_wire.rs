@@ -31,10 +31,8 @@ const CWND: usize = 66;
 const ICRC: usize = 74;
 
 /// A copy of the bundled RCC receiver trace with `edit` applied to its capture.
-fn trace(tag: &str, edit: impl Fn(&mut Vec<u8>)) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("ccreplay-wire-{}-{tag}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+fn trace(tag: &str, edit: impl Fn(&mut Vec<u8>)) -> common::Scratch {
+    let dir = common::Scratch::new(&format!("wire-{tag}"));
     let mut pcap = std::fs::read(repo().join("traces/rcc_receiver.pcap")).unwrap();
     edit(&mut pcap);
     std::fs::write(dir.join("rcc_receiver.pcap"), pcap).unwrap();
@@ -161,10 +159,10 @@ fn the_ack_turnaround_is_not_judged() {
 // receiver tap of scenarios/observed/dcqcn_sender.toml (N = 20 µs, marks every few µs).
 // ---------------------------------------------------------------------------------------
 
-/// Simulate the DCQCN scenario into a fresh folder; its receiver capture's manifest.
-fn np_capture(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("ccreplay-np-{}-{tag}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+/// Simulate the DCQCN scenario into a fresh folder; the folder and its receiver capture's
+/// manifest.
+fn np_capture(tag: &str) -> (common::Scratch, PathBuf) {
+    let dir = common::Scratch::new(&format!("np-{tag}"));
     let sc = repo().join("scenarios/observed/dcqcn_sender.toml");
     let (code, out, err) = ccreplay(
         &repo(),
@@ -177,7 +175,8 @@ fn np_capture(tag: &str) -> PathBuf {
         ],
     );
     assert_eq!(code, 0, "{out}{err}");
-    dir.join("dcqcn_receiver.toml")
+    let m = dir.join("dcqcn_receiver.toml");
+    (dir, m)
 }
 
 fn np_diff(manifest: &std::path::Path) -> (i32, String, String) {
@@ -252,7 +251,7 @@ fn rewrite(pcap_path: &std::path::Path, edit: impl Fn(Vec<(u64, Vec<u8>)>) -> Ve
 
 #[test]
 fn the_notification_points_cnps_conform_and_their_pacing_is_judged() {
-    let m = np_capture("ok");
+    let (_dir, m) = np_capture("ok");
     let (code, out, err) = np_diff(&m);
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("CONFORMANT"), "{out}");
@@ -281,12 +280,11 @@ fn the_notification_points_cnps_conform_and_their_pacing_is_judged() {
     assert_eq!(code, 1, "{out}");
     let (missing, _, json) = np_counts(&m);
     assert!(missing > 0, "{json}");
-    let _ = std::fs::remove_dir_all(m.parent().unwrap());
 }
 
 #[test]
 fn a_cnp_the_nic_did_not_send_is_missing_and_a_slow_response_is_late() {
-    let m = np_capture("drop");
+    let (_dir, m) = np_capture("drop");
     let pcap = m.with_extension("pcap");
     // The 10th CNP never sent.
     rewrite(&pcap, |recs| {
@@ -303,12 +301,11 @@ fn a_cnp_the_nic_did_not_send_is_missing_and_a_slow_response_is_late() {
     assert_eq!(code, 1, "{out}");
     let (missing, _, json) = np_counts(&m);
     assert!(missing > 0, "{json}");
-    let _ = std::fs::remove_dir_all(m.parent().unwrap());
 
     // Every CNP 2 µs later: within the 5 µs response allowance, conformant; 8 µs later: past
     // it — the NP answered too late.
     for (late_ns, want) in [(2_000, 0), (8_000, 1)] {
-        let m = np_capture(&format!("late{late_ns}"));
+        let (_dir, m) = np_capture(&format!("late{late_ns}"));
         rewrite(&m.with_extension("pcap"), |recs| {
             recs.into_iter()
                 .map(|(t, f)| {
@@ -319,7 +316,6 @@ fn a_cnp_the_nic_did_not_send_is_missing_and_a_slow_response_is_late() {
         });
         let (code, out, err) = np_diff(&m);
         assert_eq!(code, want, "CNPs {late_ns} ns late: {out}{err}");
-        let _ = std::fs::remove_dir_all(m.parent().unwrap());
     }
 }
 
@@ -486,10 +482,8 @@ fn every_bundled_receiver_capture_conforms_and_every_packet_is_accounted_for() {
 const FNCC_N: usize = 58; // after the AETH (54..58): N u16, then the INT stack
 
 /// A copy of fncc_chain_receiver with `edit` applied to its records (0-based, time order).
-fn fncc_chain(tag: &str, edit: impl Fn(&mut Vec<(u64, Vec<u8>)>)) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("ccreplay-wire-fncc-{}-{tag}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+fn fncc_chain(tag: &str, edit: impl Fn(&mut Vec<(u64, Vec<u8>)>)) -> common::Scratch {
+    let dir = common::Scratch::new(&format!("wire-fncc-{tag}"));
     for ext in ["pcap", "toml"] {
         std::fs::copy(
             repo().join(format!("traces/fncc_chain_receiver.{ext}")),
@@ -622,10 +616,11 @@ fn without_its_nak_the_packets_of_the_gap_are_missing() {
 // dcqcn_np (docs/dut.md "CNP pacing"): N = 2 µs, marks that land exactly N after a CNP.
 
 /// A copy of dcqcn_np with `edit` applied to its records.
-fn dcqcn_np(tag: &str, edit: impl Fn(Vec<(u64, Vec<u8>)>) -> Vec<(u64, Vec<u8>)>) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("ccreplay-wire-np-{}-{tag}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+fn dcqcn_np(
+    tag: &str,
+    edit: impl Fn(Vec<(u64, Vec<u8>)>) -> Vec<(u64, Vec<u8>)>,
+) -> common::Scratch {
+    let dir = common::Scratch::new(&format!("wire-np-{tag}"));
     for ext in ["pcap", "toml"] {
         std::fs::copy(
             repo().join(format!("traces/dcqcn_np.{ext}")),

@@ -9,6 +9,8 @@ use std::process::{Command, Output};
 use ccreplay::protocol;
 use ccreplay_reference_cc::{Event, EventKind};
 
+mod common;
+
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_ccreplay"))
 }
@@ -17,11 +19,8 @@ fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-fn tmpdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("ccreplay-events-{}-{name}", std::process::id()));
-    let _ = fs::remove_dir_all(&d);
-    fs::create_dir_all(&d).unwrap();
-    d
+fn tmpdir(name: &str) -> common::Scratch {
+    common::Scratch::new(&format!("events-{name}"))
 }
 
 fn run(cmd: &mut Command) -> Output {

@@ -15,6 +15,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod common;
+
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
 }
@@ -150,10 +152,8 @@ fn copy_dir(from: &Path, to: &Path) {
 }
 
 /// A fresh sandbox: the repository's data and the files a user would bring.
-fn sandbox(tag: usize) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("ccreplay-examples-{}-{tag}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+fn sandbox(tag: usize) -> common::Scratch {
+    let dir = common::Scratch::new(&format!("examples-{tag}"));
     let r = repo();
     for d in [
         "traces",
@@ -289,7 +289,6 @@ fn every_documented_command_runs_as_documented() {
             }
             ran += 1;
         }
-        let _ = std::fs::remove_dir_all(&dir);
     }
     for s in &skipped {
         eprintln!("skipped: {s}");

@@ -8,6 +8,8 @@ use std::process::{Command, Output};
 
 use serde_json::{Value, json};
 
+mod common;
+
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_ccreplay"))
 }
@@ -16,11 +18,8 @@ fn fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/ns3")
 }
 
-fn tmpdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("ccreplay-ns3-{}-{name}", std::process::id()));
-    let _ = fs::remove_dir_all(&d);
-    fs::create_dir_all(&d).unwrap();
-    d
+fn tmpdir(name: &str) -> common::Scratch {
+    common::Scratch::new(&format!("ns3-{name}"))
 }
 
 fn run(cmd: &mut Command) -> Output {
@@ -624,7 +623,7 @@ fn every_record_is_accounted_for_by_reason() {
         let out = tmpdir(&format!("account-{config}"));
         let s = import(&Options {
             config: fixture().join(config),
-            out: out.clone(),
+            out: out.to_path_buf(),
             mix: None,
         })
         .unwrap();
@@ -1010,7 +1009,7 @@ fn int_counts(config: &Path, tag: &str) -> (u64, u64) {
     let out = tmpdir(&format!("int-counts-{tag}"));
     let s = ccreplay::import::ns3::import(&ccreplay::import::ns3::Options {
         config: config.into(),
-        out: out.clone(),
+        out: out.to_path_buf(),
         mix: None,
     })
     .unwrap();

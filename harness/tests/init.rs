@@ -6,7 +6,7 @@ mod common;
 
 use common::repo;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use ccreplay::manifest::Manifest;
@@ -34,11 +34,8 @@ fn run(dir: &Path, args: &[&str]) -> (i32, Vec<u8>, String) {
 }
 
 /// A fresh folder holding a copy of a bundled capture, and no manifest.
-fn alone(name: &str, tag: &str) -> PathBuf {
-    let dir =
-        std::env::temp_dir().join(format!("ccreplay-init-{}-{tag}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+fn alone(name: &str, tag: &str) -> common::Scratch {
+    let dir = common::Scratch::new(&format!("init-{tag}-{name}"));
     std::fs::copy(
         repo().join(format!("traces/{name}.pcap")),
         dir.join(format!("{name}.pcap")),

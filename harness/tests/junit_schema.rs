@@ -65,9 +65,7 @@ fn junit_reports_validate_against_the_jenkins_schema() {
         return;
     }
     // The control: the schema rejects a suite without its required attributes.
-    let dir = std::env::temp_dir().join(format!("ccreplay-junit-xsd-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::Scratch::new("junit-xsd");
     let bad = dir.join("bad.xml");
     std::fs::write(&bad, "<testsuites><testsuite tests=\"1\"/></testsuites>\n").unwrap();
     assert!(
@@ -130,5 +128,4 @@ fn junit_reports_validate_against_the_jenkins_schema() {
     );
     assert_eq!(code, 1);
     validate(&diff).unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -4,16 +4,20 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod common;
+
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
 /// A copy of the bundled hpcc trace in a fresh folder, its capture bytes passed through `edit`
 /// and its manifest through `manifest`.
-fn trace(name: &str, edit: impl Fn(&mut Vec<u8>), manifest: impl Fn(String) -> String) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("ccreplay-messages-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+fn trace(
+    name: &str,
+    edit: impl Fn(&mut Vec<u8>),
+    manifest: impl Fn(String) -> String,
+) -> common::Scratch {
+    let dir = common::Scratch::new(&format!("messages-{name}"));
     let mut pcap = std::fs::read(repo().join("traces/hpcc_dumbbell.pcap")).unwrap();
     edit(&mut pcap);
     std::fs::write(dir.join("t.pcap"), pcap).unwrap();

@@ -118,8 +118,7 @@ fn every_mutant_of_the_python_hpcc_is_caught_by_the_bundled_traces() {
             "the correct DUT differs on {t}"
         );
     }
-    let dir = std::env::temp_dir().join(format!("ccreplay-mutants-py-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::Scratch::new("mutants-py");
     for (bug, expected) in MUTANTS {
         let mut caught = Vec::new();
         for t in TRACES {
@@ -147,7 +146,6 @@ fn every_mutant_of_the_python_hpcc_is_caught_by_the_bundled_traces() {
             "{bug}: caught by (docs/conformance.md)"
         );
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The same mutants of the C example DUT (`-DCCREPLAY_BUG_<NAME>`), through the C ABI: the
@@ -155,8 +153,7 @@ fn every_mutant_of_the_python_hpcc_is_caught_by_the_bundled_traces() {
 /// are independent implementations of the same mistakes).
 #[test]
 fn every_mutant_of_the_c_hpcc_is_caught_by_the_bundled_traces() {
-    let dir = std::env::temp_dir().join(format!("ccreplay-mutants-c-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::Scratch::new("mutants-c");
     let build = |bug: Option<&str>| -> PathBuf {
         let lib = dir.join(format!("lib_{}.so", bug.unwrap_or("ok")));
         let mut c = Command::new("gcc");
@@ -217,7 +214,6 @@ fn every_mutant_of_the_c_hpcc_is_caught_by_the_bundled_traces() {
         }
         assert_eq!(caught, expected.to_vec(), "C mutant {bug}: caught by");
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The bundled DCQCN traces; each names `dcqcn` (its closed loop) and `dcqcn-nic`.
@@ -432,8 +428,7 @@ fn every_mutant_of_the_python_dcqcn_is_caught_by_the_bundled_traces_where_it_fir
         "examples/duts/dcqcn_dut.py BUGS, NIC_BUGS"
     );
 
-    let dir = std::env::temp_dir().join(format!("ccreplay-mutants-dcqcn-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::Scratch::new("mutants-dcqcn");
     // The events each trace gives the DUT, in the order it gets them.
     let events: BTreeMap<&str, Vec<serde_json::Value>> = DCQCN_TRACES
         .iter()
@@ -472,5 +467,4 @@ fn every_mutant_of_the_python_dcqcn_is_caught_by_the_bundled_traces_where_it_fir
         );
     }
     assert!(wrong.is_empty(), "{wrong:#?}");
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -15,7 +15,7 @@ mod common;
 use common::repo;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 /// A mutant: its name (the DUT's `--bug`), whether the bundled trace of its model catches it,
@@ -149,13 +149,8 @@ fn dut_list(name: &str) -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "ccreplay-mutants-np-cp-{name}-{}",
-        std::process::id()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+fn scratch(name: &str) -> common::Scratch {
+    common::Scratch::new(&format!("mutants-np-cp-{name}"))
 }
 
 fn check_model(model: &str, trace: &str, mutants: &[Mutant], list: &str) {
@@ -208,7 +203,6 @@ fn check_model(model: &str, trace: &str, mutants: &[Mutant], list: &str) {
         }
     }
     assert!(wrong.is_empty(), "{wrong:#?}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -345,7 +339,6 @@ fn the_former_np_survivors_first_act_where_the_events_say() {
             ("interval-per-host", 249, Some(1), Some(2)),
         ]
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The two NP mutants the bundled trace missed before it had ECT(1) data and overlapping
@@ -468,5 +461,4 @@ fn the_np_survivors_are_caught_by_a_hand_built_stream() {
         );
         assert_eq!(d.first, Some(at), "{bug}: first divergence");
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }

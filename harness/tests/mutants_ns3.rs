@@ -11,7 +11,12 @@
 //! ns3_hpcc_single: MULTI_RATE 0, FAST_REACT 1, VAR_WIN 1, SAMPLE_FEEDBACK 0, MI_THRESH 3;
 //! ns3_hpcc_multi: MULTI_RATE 1, FAST_REACT 1, VAR_WIN 0, SAMPLE_FEEDBACK 1, MI_THRESH 2;
 //! ns3_hpcc_nofast: MULTI_RATE 0, FAST_REACT 0, VAR_WIN 1, SAMPLE_FEEDBACK 0, MI_THRESH 5;
-//! ns3_dcqcn: CLAMP_TARGET_RATE 0, FAST_RECOVERY_TIMES 1; ns3_dcqcn_clamp: 1 and 2.
+//! ns3_hpcc_intmulti: ns3_hpcc_single's flags with INT_MULTI 2;
+//! ns3_hpcc_reordered: 204 events of ns3_hpcc_single (50 µs), its first NAK delivered after the
+//! next ACK of its flow: MD steps only, no MI, AI or clamp;
+//! ns3_dcqcn: CLAMP_TARGET_RATE 0, FAST_RECOVERY_TIMES 1; ns3_dcqcn_clamp: 1 and 2;
+//! dcqcn_ns3 (the profile closed loop in `ccreplay sim`, a capture): CLAMP_TARGET_RATE 0,
+//! RATE_ON_FIRST_CNP 0.5, no cut reaching MIN_RATE.
 
 mod common;
 
@@ -21,80 +26,105 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
-const HPCC: [&str; 3] = ["ns3_hpcc_single", "ns3_hpcc_multi", "ns3_hpcc_nofast"];
-const DCQCN: [&str; 2] = ["ns3_dcqcn", "ns3_dcqcn_clamp"];
+const HPCC: [&str; 5] = [
+    "ns3_hpcc_single",
+    "ns3_hpcc_multi",
+    "ns3_hpcc_nofast",
+    "ns3_hpcc_intmulti",
+    "ns3_hpcc_reordered",
+];
+const DCQCN: [&str; 3] = ["ns3_dcqcn", "ns3_dcqcn_clamp", "dcqcn_ns3"];
+/// The simulator's own DCQCN runs.
+const DCQCN_RUNS: &[&str] = &["ns3_dcqcn", "ns3_dcqcn_clamp"];
 const ALL_HPCC: &[&str] = &HPCC;
+/// The `hpcc-ns3` simulator runs (ns3_hpcc_reordered is 50 µs of one: too short for MI steps
+/// or clamps).
+const RUNS: &[&str] = &[
+    "ns3_hpcc_single",
+    "ns3_hpcc_multi",
+    "ns3_hpcc_nofast",
+    "ns3_hpcc_intmulti",
+];
+/// The `hpcc-ns3` traces with MULTI_RATE 0 and VAR_WIN 1 (all but ns3_hpcc_multi).
+const NOT_MULTI: &[&str] = &[
+    "ns3_hpcc_single",
+    "ns3_hpcc_nofast",
+    "ns3_hpcc_intmulti",
+    "ns3_hpcc_reordered",
+];
 const ALL_DCQCN: &[&str] = &DCQCN;
 
 /// `hpcc-ns3` mutants: the traces that catch each and whether the outputs alone (`rate_bps`,
 /// `window_bytes`) show it on some trace. The coverage counts quoted are docs/conformance.md's
-/// (single / multi / nofast).
+/// (single / multi / nofast / intmulti / reordered).
 const HPCC_MUTANTS: [(&str, &[&str], bool); 13] = [
-    // N5 txBytes across the 20-bit wrap: 3 / 3 / 3; ts across the 24-bit wrap: 6 / 5 / 4.
+    // N5 txBytes across the 20-bit wrap: 3 / 3 / 3 / 3 / 1; ts across the 24-bit wrap:
+    // 6 / 5 / 4 / 5 / 1 (reordered: the late NAK's INT is older than the stored records, so
+    // both of its deltas wrap).
     ("tx-nowrap", ALL_HPCC, true),
     ("ts-nowrap", ALL_HPCC, true),
-    // Every trace queues (N9 MD runs 389 / 331 / 26 times): min(qLen) > 0 somewhere.
+    // Every trace queues (N9 MD runs 389 / 331 / 26 / 343 / 63 times): min(qLen) > 0
+    // somewhere.
     ("qlen-bytes", ALL_HPCC, true),
     // MULTI_RATE 1 only in ns3_hpcc_multi.
     ("multi-rate-ignored", &["ns3_hpcc_multi"], true),
     // Each flow's second ACK is inside its first RTT: a fast react (FAST_REACT 1) or ignored
     // (FAST_REACT 0), a committed update for the mutant.
     ("update-every-ack", ALL_HPCC, true),
-    // MI runs 79 / 50 / 8 times, and the first MI of a run of AI steps is at incStage =
-    // MI_THRESH exactly (incStage grows by 1 from 0), where `>` still takes AI.
-    ("stage-off-by-one", ALL_HPCC, true),
-    // FAST_REACT 1 in single and multi only.
+    // MI runs 79 / 50 / 8 / 89 / 0 times, and the first MI of a run of AI steps is at
+    // incStage = MI_THRESH exactly (incStage grows by 1 from 0), where `>` still takes AI.
+    ("stage-off-by-one", RUNS, true),
+    // FAST_REACT 1 in all but nofast.
     (
         "fast-react-ignored",
-        &["ns3_hpcc_single", "ns3_hpcc_multi"],
+        &[
+            "ns3_hpcc_single",
+            "ns3_hpcc_multi",
+            "ns3_hpcc_intmulti",
+            "ns3_hpcc_reordered",
+        ],
         true,
     ),
     // SAMPLE_FEEDBACK 1 only in multi.
     ("sample-feedback-always", &["ns3_hpcc_multi"], true),
-    // N9 rate clamped to MIN_RATE: 11 / 2 / 2.
-    ("no-min-clamp", ALL_HPCC, true),
-    // VAR_WIN 1 in single and nofast (multi's window is m_win by design).
-    (
-        "fixed-window",
-        &["ns3_hpcc_single", "ns3_hpcc_nofast"],
-        true,
-    ),
-    // N7 the most loaded hop is not the first: 350 / 0 (MULTI_RATE 1) / 19.
-    ("first-hop", &["ns3_hpcc_single", "ns3_hpcc_nofast"], true),
-    // N7 N8 tau clamped to T: 24 / 55 / 108.
+    // N9 rate clamped to MIN_RATE: 11 / 2 / 2 / 2 / 0.
+    ("no-min-clamp", RUNS, true),
+    // VAR_WIN 1 in all but multi (multi's window is m_win by design).
+    ("fixed-window", NOT_MULTI, true),
+    // N7 the most loaded hop is not the first: 350 / 0 (MULTI_RATE 1) / 19 / 353 / 63.
+    ("first-hop", NOT_MULTI, true),
+    // N7 N8 tau clamped to T: 24 / 55 / 108 / 5 / 3.
     ("no-tau-clamp", ALL_HPCC, true),
-    // NAKs: 4 / 7 / 4. snd_nxt is in the state only with MULTI_RATE 0, and the go-back-N
+    // NAKs: 4 / 7 / 4 / 3 / 1. snd_nxt is in the state only with MULTI_RATE 0, and the go-back-N
     // retransmissions (`tx_data`) set it again before the next committed update reads it, so
     // only the state shows the bug, and not in multi's record.
-    (
-        "nak-keeps-snd-nxt",
-        &["ns3_hpcc_single", "ns3_hpcc_nofast"],
-        false,
-    ),
+    ("nak-keeps-snd-nxt", NOT_MULTI, false),
 ];
 
-/// `dcqcn-ns3` mutants, as above (coverage counts: ns3_dcqcn / ns3_dcqcn_clamp).
-const DCQCN_MUTANTS: [(&str, &[&str], bool); 12] = [
-    // D3 alpha updates with a CNP: 101 / 77 (and the cuts that follow read alpha).
+/// `dcqcn-ns3` mutants, as above (coverage counts: ns3_dcqcn / ns3_dcqcn_clamp / dcqcn_ns3).
+const DCQCN_MUTANTS: [(&str, &[&str], bool); 13] = [
+    // D3 alpha updates with a CNP: 101 / 77 / 7 (and the cuts that follow read alpha).
     ("alpha-not-rescheduled", ALL_DCQCN, true),
     ("gain-complement", ALL_DCQCN, true),
-    // D2 cuts: 43 / 32; the first check 1 ns early moves every cut's decision by 1 ns.
+    // D2 cuts: 43 / 32 / 10; the first check 1 ns early moves every cut's decision by 1 ns.
     ("decrease-no-1ns", ALL_DCQCN, true),
     ("timer-not-restarted", ALL_DCQCN, true),
-    // D5 additive increase at timer_stage = F: 3 / 2 (fast recovery or hyper in the mutants).
+    // D5 additive increase at timer_stage = F: 3 / 2 / 9 (fast recovery or hyper in the mutants).
     ("fr-times-off-by-one", ALL_DCQCN, true),
     ("hyper-at-threshold", ALL_DCQCN, true),
-    // D4 Rt = Rc on CLAMP_TARGET_RATE alone: 0 / 30.
+    // D4 Rt = Rc on CLAMP_TARGET_RATE alone: 0 / 30 / 0.
     ("clamp-ignored", &["ns3_dcqcn_clamp"], true),
-    // D7 cut clamped to MIN_RATE: 29 / 28.
-    ("no-min-clamp", ALL_DCQCN, true),
-    // C-3 truncated cuts 14 / 4 and odd halves 9 / 6: some with a fraction >= 0.5.
+    // D7 cut clamped to MIN_RATE: 29 / 28 / 0.
+    ("no-min-clamp", DCQCN_RUNS, true),
+    // C-3 truncated cuts 14 / 4 / 10 and odd halves 9 / 6 / 24: some with a fraction >= 0.5.
     ("cut-round", ALL_DCQCN, true),
     ("half-round", ALL_DCQCN, true),
-    // Rt clamped at the line rate: 8 / 11.
+    // Rt clamped at the line rate: 8 / 11 / 20.
     ("no-line-clamp", ALL_DCQCN, true),
-    // D4 cut after a round (timer_stage != 0): 3 / 2.
+    // D4 cut after a round (timer_stage != 0): 3 / 2 / 7.
     ("stage-not-reset", ALL_DCQCN, true),
+    // D7 first CNP with RATE_ON_FIRST_CNP < 1: 0 / 0 / 3 (the simulator runs keep 1).
+    ("first-cnp-full-rate", &["dcqcn_ns3"], true),
 ];
 
 fn dut(model: &str, bug: Option<&str>) -> String {
@@ -172,8 +202,7 @@ fn run_model(model: &str, traces: &[&str], bugs_var: &str, mutants: &[(&str, &[&
         "examples/duts/ns3_dut.py {bugs_var}"
     );
 
-    let dir = std::env::temp_dir().join(format!("ccreplay-mutants-{model}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::Scratch::new(&format!("mutants-{model}"));
     let evs: BTreeMap<&str, Vec<serde_json::Value>> = traces
         .iter()
         .map(|t| {
@@ -207,7 +236,6 @@ fn run_model(model: &str, traces: &[&str], bugs_var: &str, mutants: &[(&str, &[&
         assert_eq!(outputs, by_outputs, "{model} {bug}: caught by its outputs");
     }
     assert!(wrong.is_empty(), "{wrong:#?}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

@@ -64,12 +64,8 @@ fn dut(bug: Option<&str>) -> String {
 /// `ccreplay diff TRACE --dut ... --format json [--state all]` with `DUT_BUG_LOG` set:
 /// (exit code, the report, the DUT's report line if it wrote one).
 fn diff(trace: &str, bug: Option<&str>, state: bool) -> (i32, serde_json::Value, Option<String>) {
-    let report = std::env::temp_dir().join(format!(
-        "ccreplay-mutants-rcc-{}-{}-{state}",
-        bug.unwrap_or("none"),
-        std::process::id()
-    ));
-    let _ = std::fs::remove_file(&report);
+    let dir = common::Scratch::new(&format!("mutants-rcc-{}-{state}", bug.unwrap_or("none")));
+    let report = dir.join("bug.log");
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_ccreplay"));
     cmd.args(["diff", trace, "--dut", &dut(bug), "--format", "json", "-q"])
         .env("DUT_BUG_LOG", &report)
@@ -81,7 +77,6 @@ fn diff(trace: &str, bug: Option<&str>, state: bool) -> (i32, serde_json::Value,
     let code = out.status.code().unwrap_or(-1);
     let v = serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Null);
     let line = std::fs::read_to_string(&report).ok();
-    let _ = std::fs::remove_file(&report);
     (code, v, line.map(|l| l.trim().to_string()))
 }
 

@@ -86,9 +86,7 @@ fn a_sender_that_ignores_a_cnp_is_too_fast_once_the_reaction_allowance_is_spent(
 
 #[test]
 fn allowances_come_from_the_manifest_and_the_command_line_overrides() {
-    let dir = std::env::temp_dir().join(format!("ccreplay-observed-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::Scratch::new("observed");
     let src = repo().join("tests/fixtures/observed");
     std::fs::copy(src.join("slow.pcap"), dir.join("slow.pcap")).unwrap();
     let manifest = std::fs::read_to_string(src.join("slow.toml")).unwrap();
@@ -126,7 +124,6 @@ fn allowances_come_from_the_manifest_and_the_command_line_overrides() {
     );
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("unknown allowance `latency`"), "{err}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The bundled sender captures come from `ccreplay sim`, whose NICs apply the reference's
@@ -164,9 +161,7 @@ fn a_receiver_capture_or_a_receiver_model_is_not_judged_by_transmit_times() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--dut wire"), "{err}");
     // A sender's capture, replayed through a model that decides no rate nor window.
-    let dir = std::env::temp_dir().join(format!("ccreplay-observed-np-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::Scratch::new("observed-np");
     let src = repo().join("tests/fixtures/observed");
     std::fs::copy(src.join("paced.pcap"), dir.join("paced.pcap")).unwrap();
     let manifest = std::fs::read_to_string(src.join("paced.toml")).unwrap();
@@ -188,7 +183,6 @@ fn a_receiver_capture_or_a_receiver_model_is_not_judged_by_transmit_times() {
     );
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("decides no sending rate or window"), "{err}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -218,10 +212,8 @@ fn derived(
     ext: &str,
     write: impl FnOnce(&std::path::Path),
     edit: impl Fn(String) -> String,
-) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("ccreplay-observed-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+) -> common::Scratch {
+    let dir = common::Scratch::new(&format!("observed-{tag}"));
     write(&dir.join(format!("hpcc.{ext}")));
     let m = std::fs::read_to_string(repo().join("traces/hpcc_dumbbell.toml")).unwrap();
     let m = m.replace(
@@ -310,8 +302,6 @@ fn a_microsecond_pcap_conforms_with_its_resolution_measured() {
     assert_eq!(code, 2, "{out}{err}");
     assert!(out.starts_with("ERROR: not enough to judge the sender: timestamps resolve 1000 ns, coarser than the base RTT of 900 ns"), "{out}");
     assert!(!out.contains("CONFORMANT"), "{out}");
-    let _ = std::fs::remove_dir_all(&dir);
-    let _ = std::fs::remove_dir_all(&dir2);
 }
 
 #[test]
@@ -334,7 +324,6 @@ fn pcapng_interfaces_keep_their_own_resolution_and_the_coarsest_bounds_the_error
     let (code, out, err) = judge(&dir);
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("resolution 1000 ns (measured)"), "{out}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -382,8 +371,6 @@ fn a_capture_of_one_direction_or_cut_by_the_snaplen_gives_no_verdict() {
     assert!(!out.contains("CONFORMANT"), "{out}");
     let all = format!("{out}{err}");
     assert!(all.contains("snapshot length"), "{all}");
-    let _ = std::fs::remove_dir_all(&dir);
-    let _ = std::fs::remove_dir_all(&dir2);
 }
 
 #[test]
@@ -418,7 +405,8 @@ fn check_judges_each_sender_capture_against_its_first_rate_or_window_model() {
     );
     // The fixtures: the paced sender conforms, the slow one and the one ignoring a CNP do not.
     let dir = repo().join("tests/fixtures/observed");
-    let junit = std::env::temp_dir().join(format!("ccreplay-observed-{}.xml", std::process::id()));
+    let scratch = common::Scratch::new("observed-junit");
+    let junit = scratch.join("j.xml");
     let (code, out, _) = ccreplay(
         &repo(),
         &[
@@ -438,7 +426,6 @@ fn check_judges_each_sender_capture_against_its_first_rate_or_window_model() {
     let xml = std::fs::read_to_string(&junit).unwrap();
     assert_eq!(xml.matches("<failure").count(), 2, "{xml}");
     assert!(xml.contains("paced / dcqcn / observed"), "{xml}");
-    let _ = std::fs::remove_file(&junit);
     // A folder with no sender capture judges nothing: an error, never a pass.
     let (code, _, err) = ccreplay(
         &repo(),
@@ -479,7 +466,8 @@ fn a_sender_running_another_variant_is_caught() {
 /// the three flows.
 #[test]
 fn the_html_report_charts_observed_against_reference_with_the_feedback_marked() {
-    let out = std::env::temp_dir().join(format!("ccreplay-observed-{}.html", std::process::id()));
+    let scratch = common::Scratch::new("observed-html");
+    let out = scratch.join("r.html");
     let t = repo().join("traces/roce_dcqcn.toml");
     let (code, o, e) = ccreplay(
         &repo(),
@@ -505,5 +493,4 @@ fn the_html_report_charts_observed_against_reference_with_the_feedback_marked() 
         })
         .sum();
     assert_eq!(ticks, 32);
-    let _ = std::fs::remove_file(&out);
 }

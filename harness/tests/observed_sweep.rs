@@ -32,11 +32,10 @@ enum Expect {
 /// Simulate `scenario` with `sets` for each seed, judge the tap `stem` with `allow`; the exit
 /// status of each judgement.
 fn sweep(scenario: &str, stem: &str, sets: &[&str], allow: &[&str]) -> Vec<(u64, i32, String)> {
-    let base = std::env::temp_dir().join(format!(
-        "ccreplay-sweep-{}-{}-{}",
+    let base = common::Scratch::new(&format!(
+        "sweep-{}-{}",
         stem,
-        sets.join("_").replace(['"', '=', '.', '/'], ""),
-        std::process::id()
+        sets.join("_").replace(['"', '=', '.', '/'], "")
     ));
     let mut out = Vec::new();
     for seed in 1..=SEEDS {
@@ -67,7 +66,6 @@ fn sweep(scenario: &str, stem: &str, sets: &[&str], allow: &[&str]) -> Vec<(u64,
         out.push((seed, code, format!("{o}{e}")));
         let _ = std::fs::remove_dir_all(&dir);
     }
-    let _ = std::fs::remove_dir_all(&base);
     out
 }
 
@@ -165,8 +163,7 @@ fn pfc_pauses_in_the_capture_excuse_a_paused_sender() {
         );
     }
     // Seed 3 without its pause frames (EtherType 0x8808 at bytes 12..14).
-    let dir = std::env::temp_dir().join(format!("ccreplay-sweep-pfc-strip-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = common::Scratch::new("sweep-pfc-strip");
     let sc = repo().join(DCQCN.0);
     let mut args = vec![
         "sim",
@@ -202,5 +199,4 @@ fn pfc_pauses_in_the_capture_excuse_a_paused_sender() {
     let (code, out, _) = ccreplay(&repo(), &["diff", m.to_str().unwrap(), "--dut", "observed"]);
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("too_slow"), "{out}");
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -15,13 +15,12 @@ use ccreplay_codecs::ib::{AethRepr, BthRepr, Opcode};
 use ccreplay_codecs::shim::IntConfig;
 use ccreplay_codecs::shim::int::{IntHop, IntStack};
 
+mod common;
+
 const SENDER: [u8; 4] = [10, 0, 0, 1];
 
-fn tmpdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("ccreplay-pipeline-{}-{name}", std::process::id()));
-    let _ = fs::remove_dir_all(&d);
-    fs::create_dir_all(&d).unwrap();
-    d
+fn tmpdir(name: &str) -> common::Scratch {
+    common::Scratch::new(&format!("pipeline-{name}"))
 }
 
 fn frame(

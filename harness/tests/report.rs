@@ -12,6 +12,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+mod common;
+
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
@@ -19,11 +21,8 @@ fn root() -> PathBuf {
         .to_path_buf()
 }
 
-fn tmpdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("ccreplay-report-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+fn tmpdir(name: &str) -> common::Scratch {
+    common::Scratch::new(&format!("report-{name}"))
 }
 
 fn ccreplay(args: &[&str]) -> Output {
@@ -277,7 +276,6 @@ fn buggy_dut_diff_report_marks_divergences_and_renders() {
     assert!(hits[0] > 500, "reference rate band: {} px", hits[0]);
     assert!(hits[1] > 200, "DUT rate line: {} px", hits[1]);
     assert!(hits[2] > 50, "divergence marker: {} px", hits[2]);
-    let _ = std::fs::remove_dir_all(&work);
 }
 
 #[test]
@@ -360,7 +358,6 @@ fn edited_golden_file_diverges_exactly_where_edited() {
         1,
     );
     assert!(read(&again) == html, "the report is deterministic");
-    let _ = std::fs::remove_dir_all(&work);
 }
 
 #[test]
@@ -402,7 +399,6 @@ fn names_from_the_user_are_escaped() {
         );
         assert!(dom.contains("x&lt;b&gt;&amp;\"q' / hpcc"));
     }
-    let _ = std::fs::remove_dir_all(&work);
 }
 
 #[test]
@@ -460,7 +456,6 @@ fn check_report_covers_every_bundled_trace() {
         assert!(hits[0] > 500, "reference rate band: {} px", hits[0]);
         assert_eq!(hits[2], 0, "no divergence marker");
     }
-    let _ = std::fs::remove_dir_all(&work);
 }
 
 /// A hand-written metrics.json (docs/metrics.md): two flows, two ports, one of which paused.
@@ -559,7 +554,6 @@ fn sim_report_from_metrics_json() {
     ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("metrics version 9"));
-    let _ = std::fs::remove_dir_all(&work);
 }
 
 #[test]
@@ -612,5 +606,4 @@ fn sim_then_report_on_a_paper_scenario() {
             "{non_white} of {total} pixels not white"
         );
     }
-    let _ = std::fs::remove_dir_all(&work);
 }

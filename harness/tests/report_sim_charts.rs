@@ -14,6 +14,8 @@ use ccreplay::report::chart::palette;
 use ccreplay::report::sim::{SteadyState, Window, jain, jain_over_time, parse_time, steady_state};
 use ccreplay_reference_cc::net::Metrics;
 
+mod common;
+
 /// Queue samples every 1 µs from 1 to 20 µs on `sw0:p1`: a 100 KB spike that drains by 5 µs,
 /// then 2.5–3.1 KB; `sw0:p0` stays empty. Rates of three flows (flow 2 runs 2.5–3.5 µs).
 const METRICS: &str = r#"{
@@ -52,11 +54,8 @@ fn root() -> PathBuf {
         .to_path_buf()
 }
 
-fn tmpdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("ccreplay-report-sim-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+fn tmpdir(name: &str) -> common::Scratch {
+    common::Scratch::new(&format!("report-sim-{name}"))
 }
 
 fn ccreplay(args: &[&str]) -> Output {
@@ -178,7 +177,6 @@ fn zoomed_queue_chart_is_scaled_by_the_steady_state_not_the_spike() {
     let first = page.clone();
     run_ok(&args);
     assert_eq!(read(&html), first);
-    let _ = std::fs::remove_dir_all(&work);
 }
 
 #[test]
@@ -236,7 +234,6 @@ fn from_to_restricts_every_time_chart() {
     // Not a time: clap refuses it (exit 2).
     let o = ccreplay(&["report", "sim", work.to_str().unwrap(), "--from", "ten"]);
     assert_eq!(o.status.code(), Some(2));
-    let _ = std::fs::remove_dir_all(&work);
 }
 
 #[test]
@@ -477,5 +474,4 @@ fn forty_flows_get_thirty_two_distinct_line_colours() {
     colours.dedup();
     assert_eq!(colours.len(), 32);
     assert!(read(&html).contains("32 of 40 series drawn."));
-    let _ = std::fs::remove_dir_all(&work);
 }

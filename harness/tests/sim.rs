@@ -23,6 +23,8 @@ use ccreplay_codecs::{DecodeConfig, Dialect};
 use ccreplay_reference_cc::net::EPOCH_NS;
 use ccreplay_reference_cc::{Cause, Decision};
 
+mod common;
+
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
@@ -32,11 +34,8 @@ fn traces_dir() -> PathBuf {
 }
 
 /// A fresh folder for this process (several `cargo test` runs may share the target folder).
-fn tmp_dir(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+fn tmp_dir(name: &str) -> common::Scratch {
+    common::Scratch::new(name)
 }
 
 /// Every bundled trace: (scenario name, capture stem, model that drove the loop, receiver?).

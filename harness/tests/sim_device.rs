@@ -12,6 +12,8 @@ use ccreplay::sim::{Scenario, SimOutput, simulate};
 use ccreplay_codecs::capture::{CaptureFormat, CaptureReader};
 use ccreplay_reference_cc::{Cause, Decision, StateValue};
 
+mod common;
+
 fn scenario_path() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scenarios/observed/dcqcn_sender.toml")
 }
@@ -246,12 +248,8 @@ fn bad_device_and_tap_keys_are_errors() {
 }
 
 /// A fresh folder for this process.
-fn tmp_dir(name: &str) -> PathBuf {
-    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("sim-device-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+fn tmp_dir(name: &str) -> common::Scratch {
+    common::Scratch::new(&format!("sim-device-{name}"))
 }
 
 /// Does a reference replay of the run's tap give back the decisions the NIC's model made in

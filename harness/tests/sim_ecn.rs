@@ -6,7 +6,7 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 /// One 25 Gbps sender h0 into a 10 Gbps receiver link (incast of one: the bottleneck is sw0's
@@ -57,11 +57,8 @@ point = "receiver"
 stem = "h1"
 "#;
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("ccreplay-sim-ecn-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+fn scratch(name: &str) -> common::Scratch {
+    common::Scratch::new(&format!("sim-ecn-{name}"))
 }
 
 /// `ccreplay sim` of `text` into `dir`: (exit status, stderr).

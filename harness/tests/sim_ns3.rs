@@ -11,15 +11,14 @@ use ccreplay::replay::{self, Trace};
 use ccreplay::sim::{self, Scenario};
 use ccreplay_reference_cc::Decision;
 
+mod common;
+
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-fn tmp_dir(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+fn tmp_dir(name: &str) -> common::Scratch {
+    common::Scratch::new(name)
 }
 
 fn ccreplay(args: &[&str]) -> std::process::Output {

@@ -11,6 +11,8 @@ use std::process::{Command, Output};
 use ccreplay::sim::Scenario;
 use ccreplay::sim::scenario::Override;
 
+mod common;
+
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
@@ -18,11 +20,8 @@ fn root() -> PathBuf {
         .to_path_buf()
 }
 
-fn tmpdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("ccreplay-sim-set-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+fn tmpdir(name: &str) -> common::Scratch {
+    common::Scratch::new(&format!("sim-set-{name}"))
 }
 
 const SCENARIO: &str = "scenarios/bundled/hpcc_dumbbell.toml";

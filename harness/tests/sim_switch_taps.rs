@@ -311,8 +311,7 @@ fn int_is_stamped_only_on_egress() {
 /// configuration under the documented keys, and names the ingress captures written beside it.
 #[test]
 fn manifest_replays_and_switch_file_reads() {
-    let dir = std::env::temp_dir().join(format!("ccreplay-switch-taps-{}", std::process::id()));
-    let _ = fs::remove_dir_all(&dir);
+    let dir = common::Scratch::new("switch-taps");
     for (name, stem, dialect) in [
         ("dcqcn_marking", "sw0_h2", "roce"),
         ("hpcc_int", "sw1_h2", "hpcc"),
@@ -659,8 +658,7 @@ fn fncc_ack_int_is_the_ack_truth() {
             assert!(tr.iter().filter(|t| t.queued > 0).count() > 100);
         }
     }
-    let dir = std::env::temp_dir().join(format!("ccreplay-ack-taps-{}", std::process::id()));
-    let _ = fs::remove_dir_all(&dir);
+    let dir = common::Scratch::new("ack-taps");
     write(&out, &dir, false).unwrap();
     for c in &out.switch_captures {
         let pcap = fs::read(dir.join(format!("{}.ack.pcap", c.stem))).unwrap();

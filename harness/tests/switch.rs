@@ -10,10 +10,9 @@ use std::path::{Path, PathBuf};
 
 use common::{repo, run as ccreplay};
 
-/// Simulate `scenario` with `sets` into a fresh folder: its `STEM.switch.toml`.
-fn simulate(scenario: &str, tag: &str, sets: &[&str]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("ccreplay-switch-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+/// Simulate `scenario` with `sets` into a fresh folder: the folder and its `STEM.switch.toml`.
+fn simulate(scenario: &str, tag: &str, sets: &[&str]) -> (common::Scratch, PathBuf) {
+    let dir = common::Scratch::new(&format!("switch-{tag}"));
     let sc = repo().join(scenario);
     let mut args = vec![
         "sim",
@@ -34,7 +33,8 @@ fn simulate(scenario: &str, tag: &str, sets: &[&str]) -> PathBuf {
         .filter(|p| p.to_str().unwrap().ends_with(".switch.toml"))
         .collect();
     setups.sort();
-    setups.pop().unwrap()
+    let setup = setups.pop().unwrap();
+    (dir, setup)
 }
 
 fn truth(setup: &Path) -> Vec<serde_json::Value> {
@@ -53,7 +53,7 @@ fn the_reconstructed_queue_is_the_engines_within_a_frame() {
         ("scenarios/switch/dcqcn_marking.toml", "q-dcqcn"),
         ("scenarios/switch/hpcc_int.toml", "q-hpcc"),
     ] {
-        let setup_path = simulate(sc, tag, &[]);
+        let (_dir, setup_path) = simulate(sc, tag, &[]);
         let setup = ccreplay::switch::Setup::load(&setup_path).unwrap();
         let port =
             ccreplay::switch::taps::Port::read(&setup, setup_path.parent().unwrap()).unwrap();
@@ -106,7 +106,7 @@ fn sweep(scenario: &str, sets: &[&str]) -> Vec<(u64, i32, String)> {
                 "sweep-{}-{seed}",
                 sets.join("_").replace(['"', '=', '.', '/'], "")
             );
-            let setup = simulate(scenario, &tag, &all);
+            let (_dir, setup) = simulate(scenario, &tag, &all);
             let (code, o, e) = ccreplay(&repo(), &["switch", setup.to_str().unwrap()]);
             let _ = std::fs::remove_dir_all(setup.parent().unwrap());
             (seed, code, format!("{o}{e}"))
@@ -160,7 +160,7 @@ fn marking_at_dequeue_is_caught_on_nineteen_of_twenty_seeds() {
 /// its finding), an HTML page with the marking chart; exit 1 on a bug.
 #[test]
 fn json_junit_and_html_carry_the_verdict() {
-    let setup = simulate(
+    let (_scratch, setup) = simulate(
         MARKING,
         "outputs",
         &["switch_device.bug=\"xoff-threshold-off\""],
@@ -213,7 +213,7 @@ fn an_egress_mirror_alone_judges_what_its_packets_carry() {
         let cut = text.find("[[ingress]]").unwrap_or(text.len());
         std::fs::write(setup, &text[..cut]).unwrap();
     };
-    let ok = simulate(INT, "egress-ok", &[]);
+    let (_ok_dir, ok) = simulate(INT, "egress-ok", &[]);
     strip(&ok);
     let (code, out, err) = ccreplay(&repo(), &["switch", ok.to_str().unwrap()]);
     assert_eq!(code, 0, "{out}{err}");
@@ -222,7 +222,7 @@ fn an_egress_mirror_alone_judges_what_its_packets_carry() {
         "{out}"
     );
     assert!(out.contains("CONFORMANT"), "{out}");
-    let bug = simulate(
+    let (_bug_dir, bug) = simulate(
         INT,
         "egress-bug",
         &["switch_device.bug=\"txbytes-no-headers\""],
@@ -231,7 +231,7 @@ fn an_egress_mirror_alone_judges_what_its_packets_carry() {
     let (code, out, _) = ccreplay(&repo(), &["switch", bug.to_str().unwrap()]);
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("FAIL int.txBytes"), "{out}");
-    let roce = simulate(MARKING, "egress-roce", &[]);
+    let (_roce_dir, roce) = simulate(MARKING, "egress-roce", &[]);
     strip(&roce);
     let (code, out, _) = ccreplay(&repo(), &["switch", roce.to_str().unwrap()]);
     assert_eq!(code, 2, "{out}");

@@ -25,6 +25,60 @@ pub fn run(cwd: &Path, args: &[&str]) -> (i32, String, String) {
     )
 }
 
+/// A test's scratch folder, `NAME-PID-N` under `CARGO_TARGET_TMPDIR` (the `tmp/` Cargo gives
+/// integration tests in its target folder): the process id and a per-process counter make it
+/// unique across concurrent test binaries and across the tests (and calls) of one. It is
+/// created empty and removed with everything in it when dropped, also when the test fails
+/// (the panic unwinds through the drop), so no run leaves files behind. To look at a failing
+/// test's files, run it with `CCREPLAY_KEEP_SCRATCH=1`: then nothing is removed and each
+/// folder's path is printed on stderr (which the test harness shows for a failing test).
+/// Dereferences to its `Path`.
+#[derive(Debug)]
+pub struct Scratch(PathBuf);
+
+impl Scratch {
+    /// A new, empty folder named after `name` (the test, and what in it needs the folder).
+    pub fn new(name: &str) -> Scratch {
+        static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("{name}-{}-{n}", std::process::id()));
+        // A killed run of a process with the same id may have left it.
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+        Scratch(dir)
+    }
+}
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for Scratch {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<std::ffi::OsStr> for Scratch {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        self.0.as_os_str()
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if std::env::var_os("CCREPLAY_KEEP_SCRATCH").is_some() {
+            eprintln!("CCREPLAY_KEEP_SCRATCH: kept {}", self.0.display());
+        } else {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
 /// `ccreplay check ARGS --coverage --format json` run from the repository root (it must
 /// conform): `model`'s rules and how often the traces exercised each, in the model's order.
 pub fn coverage(model: &str, args: &[&str]) -> Vec<(String, u64)> {

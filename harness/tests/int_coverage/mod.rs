@@ -37,11 +37,7 @@ fn read_jsonl(path: &Path) -> Vec<Value> {
 
 /// The events of `traces/STEM.toml` as the harness extracts them for `model`.
 pub fn events(stem: &str, model: &str) -> Vec<Value> {
-    let dir = std::env::temp_dir().join(format!(
-        "ccreplay-int-coverage-{stem}-{model}-{}",
-        std::process::id()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = crate::common::Scratch::new(&format!("int-coverage-{stem}-{model}"));
     let file = dir.join("events.jsonl");
     let out = Command::new(env!("CARGO_BIN_EXE_ccreplay"))
         .args(["replay", &format!("traces/{stem}.toml"), "--model", model])
@@ -53,9 +49,7 @@ pub fn events(stem: &str, model: &str) -> Vec<Value> {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "replay {stem}");
-    let ev = read_jsonl(&file);
-    let _ = std::fs::remove_dir_all(&dir);
-    ev
+    read_jsonl(&file)
 }
 
 /// `golden/STEM/MODEL.jsonl`.

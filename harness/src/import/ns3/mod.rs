@@ -39,17 +39,23 @@
 //! list naming no host and a `mix.tr` without records are errors
 //! ([`ImportError::Incomplete`]), and then nothing is written — every output file is staged
 //! and renamed into place only once all of them are complete.
+//!
+//! Role: `ccreplay import ns3`. This file is the import's entry ([`import`]: read the inputs,
+//! refuse what would be incomplete, stream `mix.tr`, stage and commit the outputs); the other
+//! files are named by what they read or write — [`Config`] (`config.txt`), `topology.rs`,
+//! `flows.rs` (`flow.txt`, `trace.txt`), `mixtr.rs` (the bytes of `mix.tr`), `records.rs`
+//! (what each record means), `models.rs` (the models a manifest names), `output.rs` (the
+//! staged files), [`accounting`], and `scenario.rs` (`--scenario`). It may use the manifest
+//! and protocol writers, [`crate::outfile`] (staging), [`super::pcap`] and the models' names;
+//! it runs no model and prints nothing (cli/import.rs does).
 
-use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Read, Write};
 use std::net::{IpAddr, Ipv4Addr};
 use std::path::{Path, PathBuf};
 
 use ccreplay_codecs::Dialect;
-use ccreplay_codecs::shim::int::{IntHop, IntStack};
-use ccreplay_reference_cc::event::AckInfo;
-use ccreplay_reference_cc::{Event, EventKind};
 
 use super::ImportError;
 use super::pcap::{PcapFlow, stage_pcap};
@@ -62,6 +68,7 @@ mod flows;
 mod mixtr;
 mod models;
 mod output;
+mod records;
 mod scenario;
 mod text;
 mod topology;
@@ -73,7 +80,8 @@ pub use flows::{Flow, node_ip, parse_flows, parse_trace_list, traced_hosts};
 pub use mixtr::{EV_DEQU, EV_DROP, EV_ENQU, EV_RECV, Record, SimSetting};
 use mixtr::{next_record, read_header};
 use models::sender_models;
-use output::{Group, OutDir, Side, stage_manifest};
+use output::{Group, OutDir, Run, Side, stage_group};
+use records::{Convert, FlowState, Outcome};
 pub use scenario::{ScenarioSummary, seconds_to_ns, write_scenario};
 use text::{Toks, read_text};
 pub use text::{parse_rate, parse_time_ns};
@@ -85,32 +93,6 @@ pub const RECORD_BYTES: usize = 56;
 pub const FIRST_SPORT: u16 = 10000;
 /// third.cc's default `simulator_stop_time`, s.
 const DEFAULT_STOP_S: f64 = 3.01;
-/// The RDMA WRITE opcode of a data packet at byte `seq` with `payload` bytes of a message of
-/// `size` bytes (ns-3 has no BTH: the position in the message decides).
-fn write_opcode(seq: u64, payload: u64, size: u64) -> u8 {
-    use ccreplay_codecs::ib::Opcode;
-    match (seq == 0, seq + payload >= size) {
-        (true, true) => Opcode::RC_WRITE_ONLY.0,
-        (true, false) => Opcode::RC_WRITE_FIRST.0,
-        (false, true) => Opcode::RC_WRITE_LAST.0,
-        (false, false) => Opcode::RC_WRITE_MIDDLE.0,
-    }
-}
-
-/// The 24-bit PSN of the packet at byte `seq` (one PSN per `mtu` bytes).
-fn psn_of(seq: u64, mtu: u64) -> u32 {
-    ((seq / mtu) & 0xFF_FFFF) as u32
-}
-/// AETH syndromes: ACK (credit field 0x1F), NAK PSN sequence error.
-const SYNDROME_ACK: u8 = 0x1F;
-const SYNDROME_NAK: u8 = 0x60;
-/// `qbbHeader::FLAG_CNP` = bit 0 of the ACK's flags.
-const FLAG_CNP: u16 = 1;
-/// `IntHeader::maxHop`.
-const MAX_HOPS: usize = 5;
-/// ACKs waiting at most for their INT binding per flow; an ACK still waiting when the sender
-/// receives one the receiver queued this many ACKs after it is taken as lost.
-const ACK_QUEUE: usize = 4096;
 
 // ---------------------------------------------------------------------------------------------
 // The import
@@ -185,125 +167,6 @@ fn model_available(name: &str) -> bool {
 
 fn int_value(v: u64) -> toml::Value {
     toml::Value::Integer(v.min(i64::MAX as u64) as i64)
-}
-
-/// Per-flow state of the conversion.
-#[derive(Default)]
-struct FlowState {
-    sender_group: usize,
-    sender_local: u32,
-    sender_index: u64,
-    receiver_group: usize,
-    receiver_local: u32,
-    receiver_index: u64,
-    /// HPCC: whether the trace list names the sender / the receiver (true when it is unknown):
-    /// nothing is kept for an INT that no record of the other end will take.
-    tx_traced: bool,
-    rx_traced: bool,
-    /// HPCC: INT of the last data packet the receiver got (None: not rebuilt).
-    last_int: Option<IntStack>,
-    /// HPCC: ACKs / NAKs the receiver queued and the sender has not received yet, in the
-    /// order queued.
-    acks: VecDeque<WaitingAck>,
-    /// HPCC: ACKs / NAKs the receiver queued so far (numbers them).
-    acks_queued: u64,
-}
-
-/// An ACK / NAK the receiver queued, with the INT it carries, until the sender receives it.
-#[derive(Clone, Copy)]
-struct WaitingAck {
-    /// Its place among the flow's queued ACKs (0, 1, ...).
-    nth: u64,
-    nak: bool,
-    /// ns-3's seq: the next byte expected.
-    seq: u32,
-    int: Option<IntStack>,
-}
-
-/// Hops stamped so far on one data packet: (switch node, hop), in the order it met them.
-#[derive(Clone, Copy, Default)]
-struct Pending {
-    n: usize,
-    nodes: [u16; MAX_HOPS],
-    hops: [IntHop; MAX_HOPS],
-    /// Where the port of the last hop leads (None before the first hop): the next dequeue of
-    /// the packet must be there, or a switch between was not traced.
-    next: Option<u32>,
-    /// A hop missing (the chain from the sender broken), more than [`MAX_HOPS`], or a port
-    /// rate without an INT code: no INT for this packet.
-    broken: bool,
-}
-
-/// A switch port's counters, to rebuild the INT it stamps.
-#[derive(Clone, Copy, Default)]
-struct Port {
-    tx_bytes: u64,
-    class_bytes: [u64; 8],
-}
-
-/// INT line-rate code (wire.md 5.1; the same codes as ns-3's `IntHop::Set` for 25..400G).
-fn rate_code(bps: u64) -> Option<u8> {
-    Some(match bps {
-        25_000_000_000 => 0,
-        50_000_000_000 => 1,
-        100_000_000_000 => 2,
-        200_000_000_000 => 3,
-        400_000_000_000 => 4,
-        800_000_000_000 => 5,
-        10_000_000_000 => 6,
-        40_000_000_000 => 7,
-        _ => return None,
-    })
-}
-
-fn write_ev(g: &mut Group, buf: &mut Vec<u8>, ev: &Event) -> Result<(), ImportError> {
-    buf.clear();
-    protocol::write_event(buf, ev);
-    g.events += 1;
-    g.w.write_all(buf).map_err(|source| ImportError::Io {
-        path: g.path.clone(),
-        source,
-    })
-}
-
-/// What one record came to.
-enum Outcome {
-    Events,
-    Int,
-    Ignored(IgnoreReason),
-}
-
-/// A packet of no flow: between the hosts of a flow (its ports are wrong: remembered for the
-/// error about that flow) or other traffic. `sender` / `receiver` / `ports` in the data
-/// direction.
-fn no_flow(
-    pairs: &HashSet<(u32, u32)>,
-    miss: &mut HashMap<(u32, u32), PortMiss>,
-    sender: u32,
-    receiver: u32,
-    ports: (u16, Option<u16>),
-) -> Outcome {
-    if pairs.contains(&(sender, receiver)) {
-        miss.entry((sender, receiver))
-            .or_insert(PortMiss {
-                records: 0,
-                first: ports,
-            })
-            .records += 1;
-        Outcome::Ignored(IgnoreReason::UnknownPorts)
-    } else {
-        Outcome::Ignored(IgnoreReason::OtherTraffic)
-    }
-}
-
-/// Where the bytes of a staged file are until it is committed (a special file is written in
-/// place, see `outfile::create`).
-fn staged_path(path: &Path) -> PathBuf {
-    if crate::outfile::is_special(path) {
-        path.into()
-    } else {
-        crate::outfile::temp_path(path)
-    }
 }
 
 /// The first `max` items joined by `; `, then `; and N more`.
@@ -600,10 +463,23 @@ pub fn import(opts: &Options) -> Result<Summary, ImportError> {
 
     // Stream mix.tr.
     let mut rec_buf = [0u8; RECORD_BYTES];
-    let mut buf = Vec::with_capacity(1024);
-    let mut ports: HashMap<(u16, u8), Port> = HashMap::new();
-    let mut pending: HashMap<(usize, u32), Pending> = HashMap::new();
-    let mut port_miss: HashMap<(u32, u32), PortMiss> = HashMap::new();
+    let mut conv = Convert {
+        topo: &topo,
+        flows: &flows,
+        setting: &setting,
+        hpcc,
+        mtu,
+        int_multi,
+        flow_of,
+        cnp_flow,
+        flow_pairs,
+        states,
+        groups,
+        ports: HashMap::new(),
+        pending: HashMap::new(),
+        port_miss: HashMap::new(),
+        buf: Vec::with_capacity(1024),
+    };
     let mut account = RecordAccount::default();
     let mut last_t = 0u64;
     while let Some(rec) = next_record(&mut r, &mut rec_buf, &mix_path, offset)? {
@@ -622,324 +498,19 @@ pub fn import(opts: &Options) -> Result<Summary, ImportError> {
             });
         }
         last_t = rec.time;
-        let data_flow = || {
-            flow_of
-                .get(&(rec.sip, rec.dip, rec.sport, rec.dport))
-                .copied()
-        };
-        let ack_flow = || {
-            flow_of
-                .get(&(rec.dip, rec.sip, rec.dport, rec.sport))
-                .copied()
-        };
-        let node = rec.node as u32;
-        let outcome = if node >= topo.nodes || topo.is_switch[node as usize] != (rec.node_type == 1)
-        {
-            Outcome::Ignored(IgnoreReason::UnknownNode)
-        } else if rec.node_type == 1 {
-            // A switch: only HPCC needs its ports (the INT they stamp).
-            if !hpcc {
-                Outcome::Ignored(IgnoreReason::SwitchDcqcn)
-            } else {
-                let port = ports.entry((rec.node, rec.intf)).or_default();
-                let q = rec.qidx as usize;
-                match rec.event {
-                    EV_ENQU => {
-                        if q < 8 {
-                            port.class_bytes[q] = rec.qlen as u64 + rec.size as u64;
-                        }
-                        Outcome::Int
-                    }
-                    EV_DEQU => {
-                        if q < 8 {
-                            port.class_bytes[q] = rec.qlen as u64;
-                        }
-                        if rec.l3 == 0x11
-                            && let Some(fi) = data_flow()
-                            && states[fi].rx_traced
-                        {
-                            let total: u64 = if q < 8 {
-                                port.class_bytes.iter().sum()
-                            } else {
-                                rec.qlen as u64
-                            };
-                            let b = setting
-                                .port_speed
-                                .get(&(rec.node, rec.intf))
-                                .copied()
-                                .and_then(rate_code);
-                            let hop = IntHop {
-                                b: b.unwrap_or(0),
-                                ts: (rec.time & 0xFF_FFFF) as u32,
-                                tx_bytes: ((port.tx_bytes / int_multi.saturating_mul(128))
-                                    & 0xF_FFFF) as u32,
-                                qlen: (total / int_multi.saturating_mul(80)).min(0xFFFF) as u16,
-                            };
-                            // The packet's hops are its dequeue records, whatever path the
-                            // topology gave before a LINK_DOWN; each must be where the port of
-                            // the one before leads, the first beside the sender.
-                            let p = pending.entry((fi, rec.seq)).or_default();
-                            let first = topo.linked(flows[fi].src, node);
-                            if p.next != Some(node) && first && p.next.is_some() {
-                                // The same bytes leaving the first switch again: a
-                                // retransmission starts over.
-                                *p = Pending::default();
-                            }
-                            if p.next.map_or(!first, |x| x != node) {
-                                p.broken = true;
-                            }
-                            if b.is_none() || p.n == MAX_HOPS {
-                                p.broken = true;
-                            } else {
-                                p.nodes[p.n] = rec.node;
-                                p.hops[p.n] = hop;
-                                p.n += 1;
-                            }
-                            p.next = topo.peer(node, rec.intf);
-                            p.broken |= p.next.is_none();
-                        }
-                        port.tx_bytes += rec.size as u64;
-                        Outcome::Int
-                    }
-                    _ => Outcome::Ignored(IgnoreReason::SwitchRecvDrop),
-                }
-            }
-        } else {
-            // A host.
-            let me = node_ip(node);
-            match (rec.event, rec.l3) {
-                (_, 0xFE) => Outcome::Ignored(IgnoreReason::Pfc),
-                (_, l3) if !matches!(l3, 0x11 | 0xFC | 0xFD | 0xFF) => {
-                    Outcome::Ignored(IgnoreReason::OtherProtocol)
-                }
-                (EV_DROP, _) => Outcome::Ignored(IgnoreReason::HostDrop),
-                (EV_DEQU, 0x11) if rec.sip == me => match data_flow() {
-                    None => no_flow(
-                        &flow_pairs,
-                        &mut port_miss,
-                        rec.sip,
-                        rec.dip,
-                        (rec.sport, Some(rec.dport)),
-                    ),
-                    Some(fi) => {
-                        let f = &flows[fi];
-                        let st = &mut states[fi];
-                        let opcode = write_opcode(rec.seq as u64, rec.payload as u64, f.size_bytes);
-                        let ev = Event {
-                            t_ns: rec.time,
-                            flow: st.sender_local,
-                            index: st.sender_index,
-                            kind: EventKind::TxData {
-                                psn: psn_of(rec.seq as u64, mtu),
-                                bytes: rec.payload as u32,
-                                opcode,
-                            },
-                        };
-                        st.sender_index += 1;
-                        write_ev(&mut groups[st.sender_group], &mut buf, &ev)?;
-                        summary.events += 1;
-                        Outcome::Events
-                    }
-                },
-                (EV_RECV, 0x11) if rec.dip == me => match data_flow() {
-                    None => no_flow(
-                        &flow_pairs,
-                        &mut port_miss,
-                        rec.sip,
-                        rec.dip,
-                        (rec.sport, Some(rec.dport)),
-                    ),
-                    Some(fi) => {
-                        let f = &flows[fi];
-                        let st = &mut states[fi];
-                        if hpcc {
-                            // Complete when the last hop's port leads here (no hop: the
-                            // hosts are linked directly).
-                            let p = pending.remove(&(fi, rec.seq)).unwrap_or_default();
-                            let complete =
-                                !p.broken && p.next.map_or(topo.linked(f.src, node), |x| x == node);
-                            st.last_int = complete
-                                .then(|| {
-                                    let path_id =
-                                        p.nodes[..p.n].iter().fold(0u16, |x, &n| x ^ (n & 0x0FFF));
-                                    IntStack::from_hops(path_id, &p.hops[..p.n])
-                                })
-                                .flatten();
-                        }
-                        let opcode = write_opcode(rec.seq as u64, rec.payload as u64, f.size_bytes);
-                        let ev = Event {
-                            t_ns: rec.time,
-                            flow: st.receiver_local,
-                            index: st.receiver_index,
-                            kind: EventKind::RxData {
-                                psn: psn_of(rec.seq as u64, mtu),
-                                bytes: rec.payload as u32,
-                                opcode,
-                                ecn: rec.ecn & 3,
-                                send_ts_ns: None,
-                            },
-                        };
-                        st.receiver_index += 1;
-                        write_ev(&mut groups[st.receiver_group], &mut buf, &ev)?;
-                        summary.events += 1;
-                        Outcome::Events
-                    }
-                },
-                // Data entering a host's queue: the sender's event is the dequeue.
-                (EV_ENQU, 0x11) if rec.sip == me => Outcome::Ignored(IgnoreReason::HostQueue),
-                (EV_ENQU, 0xFC | 0xFD) if rec.sip == me && hpcc => match ack_flow() {
-                    // The receiver queues the ACK it just built from the data packet it got.
-                    None => no_flow(
-                        &flow_pairs,
-                        &mut port_miss,
-                        rec.dip,
-                        rec.sip,
-                        (rec.dport, Some(rec.sport)),
-                    ),
-                    Some(fi) => {
-                        let st = &mut states[fi];
-                        if st.tx_traced {
-                            if st.acks.len() == ACK_QUEUE {
-                                st.acks.pop_front();
-                            }
-                            st.acks.push_back(WaitingAck {
-                                nth: st.acks_queued,
-                                nak: rec.l3 == 0xFD,
-                                seq: rec.seq,
-                                int: st.last_int,
-                            });
-                            st.acks_queued += 1;
-                        }
-                        Outcome::Int
-                    }
-                },
-                // ACK / NAK / CNP entering (DCQCN) or leaving the receiver's queue.
-                (EV_ENQU | EV_DEQU, 0xFC | 0xFD | 0xFF) if rec.sip == me => {
-                    Outcome::Ignored(IgnoreReason::HostQueue)
-                }
-                (EV_RECV, 0xFC | 0xFD) if rec.dip == me => match ack_flow() {
-                    None => no_flow(
-                        &flow_pairs,
-                        &mut port_miss,
-                        rec.dip,
-                        rec.sip,
-                        (rec.dport, Some(rec.sport)),
-                    ),
-                    Some(fi) => {
-                        let nak = rec.l3 == 0xFD;
-                        let st = &mut states[fi];
-                        let int = if hpcc {
-                            // The first waiting ACK with this seq; those before it stay: lost
-                            // or late (overtaken after a reroute), they are not consumed.
-                            let at = st
-                                .acks
-                                .iter()
-                                .position(|a| a.nak == nak && a.seq == rec.seq);
-                            let int = match at.and_then(|j| st.acks.remove(j)) {
-                                Some(a) => {
-                                    // Overtaken by ACK_QUEUE later ACKs: taken as lost.
-                                    while st
-                                        .acks
-                                        .front()
-                                        .is_some_and(|w| w.nth + ACK_QUEUE as u64 <= a.nth)
-                                    {
-                                        st.acks.pop_front();
-                                    }
-                                    a.int
-                                }
-                                None => None,
-                            };
-                            if int.is_some() {
-                                summary.acks_with_int += 1;
-                            } else {
-                                summary.acks_without_int += 1;
-                                groups[st.sender_group].acks_without_int += 1;
-                            }
-                            int
-                        } else {
-                            None
-                        };
-                        let e = rec.seq as u64;
-                        let psn = if nak {
-                            e / mtu
-                        } else {
-                            // ACK of next-expected byte E: the last PSN received, ceil(E / mtu) − 1.
-                            e.div_ceil(mtu).wrapping_sub(1)
-                        };
-                        let info = AckInfo {
-                            psn: (psn & 0xFF_FFFF) as u32,
-                            syndrome: if nak { SYNDROME_NAK } else { SYNDROME_ACK },
-                            int,
-                            n: None,
-                            cwnd: None,
-                            rcc_flags: None,
-                            ts_ns: None,
-                        };
-                        let ev = Event {
-                            t_ns: rec.time,
-                            flow: st.sender_local,
-                            index: st.sender_index,
-                            kind: if nak {
-                                EventKind::RxNak(info)
-                            } else {
-                                EventKind::RxAck(info)
-                            },
-                        };
-                        st.sender_index += 1;
-                        write_ev(&mut groups[st.sender_group], &mut buf, &ev)?;
-                        summary.events += 1;
-                        if !hpcc && rec.flags & FLAG_CNP != 0 {
-                            // DCQCN (rdma-hw.cc ReceiveAck): the ACK's CNP flag, after the ACK.
-                            let ev = Event {
-                                t_ns: rec.time,
-                                flow: st.sender_local,
-                                index: st.sender_index,
-                                kind: EventKind::RxCnp,
-                            };
-                            st.sender_index += 1;
-                            write_ev(&mut groups[st.sender_group], &mut buf, &ev)?;
-                            summary.events += 1;
-                        }
-                        Outcome::Events
-                    }
-                },
-                // ns-3's HPCC ignores CNP packets (`ReceiveCnp` only initialises a rate).
-                (EV_RECV, 0xFF) if rec.dip == me && hpcc => Outcome::Ignored(IgnoreReason::CnpHpcc),
-                (EV_RECV, 0xFF) if rec.dip == me => {
-                    // A CNP packet: fid is the flow's source port.
-                    match cnp_flow.get(&(rec.dip, rec.sip, rec.sport)).copied() {
-                        None => no_flow(
-                            &flow_pairs,
-                            &mut port_miss,
-                            rec.dip,
-                            rec.sip,
-                            (rec.sport, None),
-                        ),
-                        Some(fi) => {
-                            let st = &mut states[fi];
-                            let ev = Event {
-                                t_ns: rec.time,
-                                flow: st.sender_local,
-                                index: st.sender_index,
-                                kind: EventKind::RxCnp,
-                            };
-                            st.sender_index += 1;
-                            write_ev(&mut groups[st.sender_group], &mut buf, &ev)?;
-                            summary.events += 1;
-                            Outcome::Events
-                        }
-                    }
-                }
-                _ => Outcome::Ignored(IgnoreReason::NotOwn),
-            }
-        };
-        match outcome {
+        match conv.record(&rec, &mut summary)? {
             Outcome::Events => account.made_events += 1,
             Outcome::Int => account.rebuilt_int += 1,
             Outcome::Ignored(why) => account.ignore(why),
         }
     }
     summary.account = account;
+    let Convert {
+        states,
+        mut groups,
+        port_miss,
+        ..
+    } = conv;
 
     // A flow of the flow file without a single event is an error naming it (issue 18):
     // returning here drops every staged file and the folder made for them.
@@ -1041,131 +612,20 @@ pub fn import(opts: &Options) -> Result<Summary, ImportError> {
             source,
         })?;
     }
+    let run = Run {
+        cfg: &cfg,
+        cc_mode,
+        hpcc,
+        global_t,
+        mtu,
+        flows: &flows,
+        topo: &topo,
+        traced: &traced,
+        out: &opts.out,
+        config_name: &config_name,
+    };
     for g in &mut groups {
-        let Some(events_pending) = g.pending.take() else {
-            continue;
-        };
-        if g.events == 0 {
-            // Every flow has events somewhere, so this is the side of untraced hosts.
-            summary.warnings.push(format!(
-                "{}: not written: no events (host {} {})",
-                g.path.display(),
-                g.host,
-                if traced.as_ref().is_some_and(|t| !t.contains(&g.host)) {
-                    "is not in the trace list"
-                } else {
-                    "has no record of these flows"
-                }
-            ));
-            continue;
-        }
-        let events_at = staged_path(&g.path);
-        staged.push((g.path.clone(), events_pending));
-        let models = match g.side {
-            Side::Sender => sender_models(&cfg, cc_mode, g.win_bytes, &mut model_warnings),
-            Side::Receiver if !hpcc => vec![ModelSpec {
-                name: "dcqcn-np".into(),
-                params: toml::Table::new(),
-            }],
-            Side::Receiver => {
-                summary.warnings.push(format!(
-                    "{}: events only, no manifest (HPCC has no receiver model)",
-                    g.path.display()
-                ));
-                continue;
-            }
-        };
-        let host_ip = IpAddr::V4(Ipv4Addr::from(node_ip(g.host)));
-        let flows_spec = g
-            .flows
-            .iter()
-            .map(|&fi| {
-                let f = &flows[fi];
-                let (local, remote) = match g.side {
-                    Side::Sender => (f.src, f.dst),
-                    Side::Receiver => (f.dst, f.src),
-                };
-                // ns-3 has no QPs: numbered from the flow's source port, sender 0x01xxxx,
-                // receiver 0x02xxxx.
-                let (lq, rq) = match g.side {
-                    Side::Sender => (0x01_0000 | f.sport as u32, 0x02_0000 | f.sport as u32),
-                    Side::Receiver => (0x02_0000 | f.sport as u32, 0x01_0000 | f.sport as u32),
-                };
-                FlowSpec {
-                    local_ip: IpAddr::V4(Ipv4Addr::from(node_ip(local))),
-                    local_qp: lq,
-                    remote_ip: IpAddr::V4(Ipv4Addr::from(node_ip(remote))),
-                    remote_qp: rq,
-                }
-            })
-            .collect();
-        let m = Manifest {
-            capture: None,
-            events: Some(format!("{}.jsonl", g.stem)),
-            dialect: if hpcc { Dialect::Hpcc } else { Dialect::Roce },
-            capture_point: match g.side {
-                Side::Sender => CapturePoint::Sender { host: host_ip },
-                Side::Receiver => CapturePoint::Receiver { host: host_ip },
-            },
-            network: Network {
-                link_rate_bps: topo.nic_rate_bps(g.host).unwrap_or(1),
-                base_rtt_ns: g.base_rtt_ns.max(1),
-                mtu_bytes: mtu,
-                udp_port: 4791,
-            },
-            int: IntSection::default(),
-            models,
-            flows: flows_spec,
-            source: Source {
-                kind: "synthesized".into(),
-                generator: format!(
-                    "ns-3 HPCC simulator (alibaba-edu/High-Precision-Congestion-Control), \
-                     ccreplay import ns3 {config_name}"
-                ),
-                seed: None,
-                notes: Some(format!(
-                    "CC_MODE {cc_mode}; flows of flow.txt in order (flow i = [[flows]] entry i); \
-                     base_rtt_ns / win from third.cc's {} RTT and BDP",
-                    if global_t == 1 {
-                        "largest (GLOBAL_T 1)"
-                    } else {
-                        "pair's (GLOBAL_T 0)"
-                    }
-                )),
-            },
-            observed: Default::default(),
-        };
-        let path = opts.out.join(format!("{}.toml", g.stem));
-        staged.push((path.clone(), stage_manifest(&path, &m)?));
-        // The same events as packets, when every frame can be made from them: an HPCC ACK
-        // without its INT cannot.
-        if g.acks_without_int > 0 {
-            summary
-                .warnings
-                .push(format!("{}: no pcap (ACKs without INT)", g.path.display()));
-            continue;
-        }
-        let pflows: Vec<PcapFlow> = g
-            .flows
-            .iter()
-            .zip(&m.flows)
-            .map(|(&fi, spec)| PcapFlow {
-                spec: spec.clone(),
-                udp_src_port: flows[fi].sport,
-                message_bytes: flows[fi].size_bytes,
-            })
-            .collect();
-        let stem = format!("{}_capture", g.stem);
-        let pcap = opts.out.join(format!("{stem}.pcap"));
-        let (_, pcap_pending) =
-            stage_pcap(&events_at, &pcap, m.dialect, &m.capture_point, &pflows)?;
-        staged.push((pcap, pcap_pending));
-        let mut mc = m.clone();
-        mc.events = None;
-        mc.capture = Some(format!("{stem}.pcap"));
-        let path = opts.out.join(format!("{stem}.toml"));
-        staged.push((path.clone(), stage_manifest(&path, &mc)?));
-        summary.pcaps += 1;
+        stage_group(g, &run, &mut staged, &mut summary, &mut model_warnings)?;
     }
     for (path, p) in staged {
         p.commit().map_err(|source| ImportError::Io {
@@ -1191,42 +651,4 @@ pub fn import(opts: &Options) -> Result<Summary, ImportError> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn rates_and_times_in_ns3_syntax() {
-        assert_eq!(parse_rate("100Gbps"), Some(100_000_000_000));
-        assert_eq!(parse_rate("50Mb/s"), Some(50_000_000));
-        assert_eq!(parse_rate("1KiBps"), Some(8 * 1024));
-        assert_eq!(parse_rate("100G"), None);
-        assert_eq!(parse_time_ns("0.001ms"), Some(1_000));
-        assert_eq!(parse_time_ns("1us"), Some(1_000));
-        assert_eq!(parse_time_ns("2x"), None);
-    }
-
-    #[test]
-    fn node_ips_follow_third_cc() {
-        // 0x0b000001 + 2 × 0x100 = 0x0b000201 = 11.0.2.1; node 257: + 0x10000 + 0x100.
-        assert_eq!(Ipv4Addr::from(node_ip(2)).to_string(), "11.0.2.1");
-        assert_eq!(Ipv4Addr::from(node_ip(257)).to_string(), "11.1.1.1");
-    }
-
-    #[test]
-    fn config_errors_name_the_line() {
-        let e = Config::parse("CC_MODE 3\nRATE_AI fast\n", Path::new("c.txt"))
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.starts_with("c.txt:2: RATE_AI: `fast` is not a valid"),
-            "{e}"
-        );
-        let e = Config::parse("KMAX_MAP 2 1 2\n", Path::new("c.txt"))
-            .unwrap_err()
-            .to_string();
-        assert_eq!(e, "c.txt:1: KMAX_MAP: expected 5 values, found 3");
-        let c = Config::parse("FOO 1\nCC_MODE 3\n", Path::new("c.txt")).unwrap();
-        assert_eq!(c.unknown, vec![(1, "FOO".to_string())]);
-        assert_eq!(c.uint("CC_MODE"), Some(3));
-    }
-}
+mod tests;

@@ -89,3 +89,179 @@ impl Drop for OutDir {
         }
     }
 }
+
+/// Where the bytes of a staged file are until it is committed (a special file is written in
+/// place, see `outfile::create`).
+fn staged_path(path: &Path) -> PathBuf {
+    if crate::outfile::is_special(path) {
+        path.into()
+    } else {
+        crate::outfile::temp_path(path)
+    }
+}
+
+/// What every manifest of an import says of the simulator's run.
+pub(super) struct Run<'a> {
+    pub(super) cfg: &'a Config,
+    pub(super) cc_mode: u64,
+    pub(super) hpcc: bool,
+    pub(super) global_t: u64,
+    pub(super) mtu: u64,
+    pub(super) flows: &'a [Flow],
+    pub(super) topo: &'a Topology,
+    /// The traced hosts (None: the trace list is unknown).
+    pub(super) traced: &'a Option<Vec<u32>>,
+    /// The output folder.
+    pub(super) out: &'a Path,
+    /// The config as the command line named it.
+    pub(super) config_name: &'a str,
+}
+
+/// Stage one group's files onto `staged`: its events file and manifest, and the same events
+/// as a pcap with its manifest when every frame can be made from them. What is not written
+/// (a group without events, HPCC's receiver manifest, a pcap with ACKs lacking INT) is said
+/// in `summary`'s warnings.
+pub(super) fn stage_group(
+    g: &mut Group,
+    run: &Run<'_>,
+    staged: &mut Vec<(PathBuf, crate::outfile::Pending)>,
+    summary: &mut Summary,
+    model_warnings: &mut Vec<String>,
+) -> Result<(), ImportError> {
+    let Run {
+        cfg,
+        cc_mode,
+        hpcc,
+        global_t,
+        mtu,
+        flows,
+        topo,
+        traced,
+        out,
+        config_name,
+    } = *run;
+    let Some(events_pending) = g.pending.take() else {
+        return Ok(());
+    };
+    if g.events == 0 {
+        // Every flow has events somewhere, so this is the side of untraced hosts.
+        summary.warnings.push(format!(
+            "{}: not written: no events (host {} {})",
+            g.path.display(),
+            g.host,
+            if traced.as_ref().is_some_and(|t| !t.contains(&g.host)) {
+                "is not in the trace list"
+            } else {
+                "has no record of these flows"
+            }
+        ));
+        return Ok(());
+    }
+    let events_at = staged_path(&g.path);
+    staged.push((g.path.clone(), events_pending));
+    let models = match g.side {
+        Side::Sender => sender_models(cfg, cc_mode, g.win_bytes, model_warnings),
+        Side::Receiver if !hpcc => vec![ModelSpec {
+            name: "dcqcn-np".into(),
+            params: toml::Table::new(),
+        }],
+        Side::Receiver => {
+            summary.warnings.push(format!(
+                "{}: events only, no manifest (HPCC has no receiver model)",
+                g.path.display()
+            ));
+            return Ok(());
+        }
+    };
+    let host_ip = IpAddr::V4(Ipv4Addr::from(node_ip(g.host)));
+    let flows_spec = g
+        .flows
+        .iter()
+        .map(|&fi| {
+            let f = &flows[fi];
+            let (local, remote) = match g.side {
+                Side::Sender => (f.src, f.dst),
+                Side::Receiver => (f.dst, f.src),
+            };
+            // ns-3 has no QPs: numbered from the flow's source port, sender 0x01xxxx,
+            // receiver 0x02xxxx.
+            let (lq, rq) = match g.side {
+                Side::Sender => (0x01_0000 | f.sport as u32, 0x02_0000 | f.sport as u32),
+                Side::Receiver => (0x02_0000 | f.sport as u32, 0x01_0000 | f.sport as u32),
+            };
+            FlowSpec {
+                local_ip: IpAddr::V4(Ipv4Addr::from(node_ip(local))),
+                local_qp: lq,
+                remote_ip: IpAddr::V4(Ipv4Addr::from(node_ip(remote))),
+                remote_qp: rq,
+            }
+        })
+        .collect();
+    let m = Manifest {
+        capture: None,
+        events: Some(format!("{}.jsonl", g.stem)),
+        dialect: if hpcc { Dialect::Hpcc } else { Dialect::Roce },
+        capture_point: match g.side {
+            Side::Sender => CapturePoint::Sender { host: host_ip },
+            Side::Receiver => CapturePoint::Receiver { host: host_ip },
+        },
+        network: Network {
+            link_rate_bps: topo.nic_rate_bps(g.host).unwrap_or(1),
+            base_rtt_ns: g.base_rtt_ns.max(1),
+            mtu_bytes: mtu,
+            udp_port: 4791,
+        },
+        int: IntSection::default(),
+        models,
+        flows: flows_spec,
+        source: Source {
+            kind: "synthesized".into(),
+            generator: format!(
+                "ns-3 HPCC simulator (alibaba-edu/High-Precision-Congestion-Control), \
+                 ccreplay import ns3 {config_name}"
+            ),
+            seed: None,
+            notes: Some(format!(
+                "CC_MODE {cc_mode}; flows of flow.txt in order (flow i = [[flows]] entry i); \
+                 base_rtt_ns / win from third.cc's {} RTT and BDP",
+                if global_t == 1 {
+                    "largest (GLOBAL_T 1)"
+                } else {
+                    "pair's (GLOBAL_T 0)"
+                }
+            )),
+        },
+        observed: Default::default(),
+    };
+    let path = out.join(format!("{}.toml", g.stem));
+    staged.push((path.clone(), stage_manifest(&path, &m)?));
+    // The same events as packets, when every frame can be made from them: an HPCC ACK
+    // without its INT cannot.
+    if g.acks_without_int > 0 {
+        summary
+            .warnings
+            .push(format!("{}: no pcap (ACKs without INT)", g.path.display()));
+        return Ok(());
+    }
+    let pflows: Vec<PcapFlow> = g
+        .flows
+        .iter()
+        .zip(&m.flows)
+        .map(|(&fi, spec)| PcapFlow {
+            spec: spec.clone(),
+            udp_src_port: flows[fi].sport,
+            message_bytes: flows[fi].size_bytes,
+        })
+        .collect();
+    let stem = format!("{}_capture", g.stem);
+    let pcap = out.join(format!("{stem}.pcap"));
+    let (_, pcap_pending) = stage_pcap(&events_at, &pcap, m.dialect, &m.capture_point, &pflows)?;
+    staged.push((pcap, pcap_pending));
+    let mut mc = m.clone();
+    mc.events = None;
+    mc.capture = Some(format!("{stem}.pcap"));
+    let path = out.join(format!("{stem}.toml"));
+    staged.push((path.clone(), stage_manifest(&path, &mc)?));
+    summary.pcaps += 1;
+    Ok(())
+}
