@@ -469,6 +469,29 @@ fn every_bundled_receiver_capture_conforms_and_every_packet_is_accounted_for() {
         ),
         "{out}"
     );
+    // `replay --dut wire` writes the NIC's decisions and says the same on stderr.
+    let dir = common::Scratch::new("wire-replay");
+    let decisions = dir.join("d.jsonl");
+    let (code, _, err) = ccreplay(
+        &repo(),
+        &[
+            "replay",
+            "traces/fncc_chain_receiver.toml",
+            "--dut",
+            "wire",
+            "-o",
+            decisions.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains(
+            "wire: 509 ACK/NAK/CNP sent by 10.0.0.4: 500 ACKs of their data packet's PSN, 9 NAKs"
+        ),
+        "{err}"
+    );
+    let lines = std::fs::read_to_string(&decisions).unwrap().lines().count();
+    assert_eq!(lines, 509, "one decision per ACK or NAK");
 }
 
 // fncc_chain_receiver, flow 0 (h0 → h4, the capture's first data flow; tshark -r
@@ -609,6 +632,98 @@ fn without_its_nak_the_packets_of_the_gap_are_missing() {
     assert_eq!(
         (&w["unanswered"], &w["silent"], &w["naks"]),
         (&2.into(), &6.into(), &8.into()),
+        "{w}"
+    );
+}
+
+/// The capture ends before the NIC's last replies: packets that arrived within the NIC's
+/// slowest turnaround of the end (a data packet to the ACK of its PSN, the largest in the
+/// capture) may have their reply after it — not compared; older ones are missing.
+#[test]
+fn a_reply_the_capture_ends_before_is_not_missing() {
+    // The first 28 frames (tshark above): it ends with frame 28, the retransmitted 16777036
+    // (#14), whose ACK (frame 29) is not captured. The simulator's NIC replies in the ns a
+    // packet arrives (frames 1-24: each ACK at its data packet's time): turnaround 0, and
+    // #14 arrived at the end. #12 NAK'd, #13 dropped after it (silent): 15 data packets,
+    // 12 ACKs, 1 NAK, 1 silent, 1 cut by the end.
+    let dir = fncc_chain("cut28", |recs| recs.truncate(28));
+    let (code, v, err) = diff_json(&dir, "fncc_chain_receiver.toml");
+    assert_eq!(code, 0, "{v}{err}");
+    let w = &v["dut_accounting"];
+    let get = |k: &str| w[k].as_u64().unwrap();
+    assert_eq!(
+        [
+            "data",
+            "acks",
+            "naks",
+            "silent",
+            "cut_by_end",
+            "turnaround_ns",
+            "unanswered"
+        ]
+        .map(get),
+        [15, 12, 1, 1, 1, 0, 0],
+        "{w}"
+    );
+    assert_eq!((&v["decisions"], &v["missing"]), (&13.into(), &0.into()));
+    let (_, out, _) = ccreplay(&dir, &["diff", "fncc_chain_receiver.toml", "--dut", "wire"]);
+    assert!(
+        out.contains(
+            "15 data packets: 13 answered, 1 dropped out of sequence after a NAK (no reply by IB \
+             RC rules: not compared), 1 within the NIC's slowest turnaround (0 ns) of the \
+             capture's end (reply not captured: not compared)"
+        ),
+        "{out}"
+    );
+
+    // The first 40 frames without the ACKs 35, 37 and 39 (the gap closed at frame 29):
+    // #17, #18 and #19 (frames 34, 36, 38, 979-1,077 ns apart) wait, and #20 (frame 40,
+    // 16777042) arrives at the end. Turnaround 0: #20 is cut by the end, the three before it
+    // are missing — a NIC that stopped answering.
+    let dir = fncc_chain("cut40", |recs| {
+        recs.truncate(40);
+        for i in [38, 36, 34] {
+            assert_eq!(recs[i].1[42], 0x11);
+            recs.remove(i);
+        }
+    });
+    let (code, v, err) = diff_json(&dir, "fncc_chain_receiver.toml");
+    assert_eq!(code, 1, "{err}");
+    let w = &v["dut_accounting"];
+    assert_eq!(
+        (
+            &w["cut_by_end"],
+            &w["unanswered"],
+            &w["silent"],
+            &v["missing"]
+        ),
+        (&1.into(), &3.into(), &1.into(), &3.into()),
+        "{v}"
+    );
+
+    // Every reply 1,500 ns late (a NIC's turnaround; rewrite puts the frames in time order
+    // again), the capture cut after #16 (frame 32, 19.951 µs): #15 (18.875 µs, 1,076 ns
+    // before the end) and #16 wait, both within the 1,500 ns turnaround — cut by the end; the
+    // ACK of #14 (17.799 + 1.5 µs) is in.
+    let dir = fncc_chain("late", |recs| {
+        recs.truncate(32);
+        for r in recs.iter_mut().filter(|r| r.1[42] == 0x11) {
+            r.0 += 1_500;
+        }
+        let end = recs[31].0;
+        recs.retain(|r| r.0 <= end);
+    });
+    let (code, v, err) = diff_json(&dir, "fncc_chain_receiver.toml");
+    assert_eq!(code, 0, "{v}{err}");
+    let w = &v["dut_accounting"];
+    assert_eq!(
+        (
+            &w["turnaround_ns"],
+            &w["cut_by_end"],
+            &w["acks"],
+            &w["unanswered"]
+        ),
+        (&1_500.into(), &2.into(), &13.into(), &0.into()),
         "{w}"
     );
 }

@@ -57,6 +57,8 @@ pub(crate) fn run(a: ReplayArgs) -> Result<u8, Failure> {
     let spec = pick_model(&trace, a.model.as_deref())?.clone();
     let mut out = DecisionOut::new(a.out.clone())?;
     let mut pb = Progress::new(&format!("replay {}", trace.name()));
+    // What a DUT that reads the capture says of every packet (`--dut wire`), as `diff` does.
+    let mut dut_line = None;
     let stats = match &a.dut {
         None => replay::replay_reference(&trace, &spec, a.jobs, |d| {
             pb.inc();
@@ -65,16 +67,21 @@ pub(crate) fn run(a: ReplayArgs) -> Result<u8, Failure> {
         .map_err(in_manifest(&trace))?,
         Some(s) => {
             let mut dut = make_dut(s, &trace, &spec, a.dut_timeout_ms)?;
-            replay::replay_dut(&trace, dut.as_mut(), |d| {
+            let stats = replay::replay_dut(&trace, dut.as_mut(), |d| {
                 pb.inc();
                 out.push(d)
-            })?
+            })?;
+            dut_line = dut.accounting().map(|(line, _)| line);
+            stats
         }
     };
     pb.finish();
     let bad_lines = ccreplay::events_in::is_events(&trace)
         && ccreplay::events_in::report_bad_lines(&trace, &stats.extract);
     report_extraction(&trace, &stats.extract);
+    if let Some(line) = dut_line {
+        note!("{line}");
+    }
     // Nothing replayed is an error, and leaves no decisions file behind.
     judge_input(&trace, &spec.name, &stats, a.strict, false)?;
     out.commit().map_err(|e| {

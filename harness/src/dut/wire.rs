@@ -13,8 +13,10 @@
 //! duplicate. Per flow, a reply answers the earliest waiting data packet it can; the packets it
 //! passes over got none: dropped by that rule after a NAK (*silent*: the decision is not on
 //! the wire, and the reference's is not compared — [`Dut::unobservable`]), or unanswered (the
-//! diff's *missing*, as for a NIC that coalesces ACKs). A reply that answers no packet is an
-//! extra decision. Every packet the host sent and every data packet is accounted for
+//! diff's *missing*, as for a NIC that coalesces ACKs) — but for those that arrived within the
+//! NIC's slowest turnaround of the capture's end, whose reply the capture may not hold (*cut
+//! by the end*: not compared either). A reply that answers no packet is an extra decision.
+//! Every packet the host sent and every data packet is accounted for
 //! ([`Dut::accounting`], printed after the verdict).
 //!
 //! DCQCN's notification point (`dcqcn-np`, DCQCN-2) decides when to send a CNP, and the CNP
@@ -73,9 +75,13 @@ struct Tally {
     acks: u64,
     dups: u64,
     naks: u64,
-    /// Data packets with no reply: dropped after a NAK (not compared), or missing.
+    /// Data packets with no reply: dropped after a NAK (not compared), arrived too close to
+    /// the capture's end for their reply (not compared), or missing.
     silent: u64,
+    cut_by_end: u64,
     unanswered: u64,
+    /// The NIC's slowest turnaround in the capture: a data packet to the ACK of its PSN, ns.
+    turnaround_ns: u64,
     /// Replies that answered no data packet: extra decisions; before the flow's first data
     /// packet in the capture (skipped); of no flow (skipped).
     extra: u64,
@@ -144,6 +150,14 @@ impl Tally {
                     n(self.silent)
                 );
             }
+            if self.cut_by_end > 0 {
+                let _ = write!(
+                    s,
+                    ", {} within the NIC's slowest turnaround ({} ns) of the capture's end (reply not captured: not compared)",
+                    n(self.cut_by_end),
+                    n(self.turnaround_ns)
+                );
+            }
             if self.unanswered > 0 {
                 let _ = write!(s, ", {} unanswered (missing)", n(self.unanswered));
             }
@@ -166,6 +180,8 @@ impl Tally {
             "other": self.other,
             "data": self.data,
             "silent": self.silent,
+            "cut_by_end": self.cut_by_end,
+            "turnaround_ns": self.turnaround_ns,
             "unanswered": self.unanswered,
         })
     }
@@ -368,9 +384,11 @@ impl WireDut {
         let cfg = m.decode_config();
         let mut reader = CaptureReader::open(&trace.capture)
             .map_err(|e| err(format!("{}: {e}", trace.capture.display()), None))?;
+        let mut end_ns = 0;
         while let Some(rec) = reader.next_record() {
             // A capture that ends early is the verdict's error (verdict::assess), not the DUT's.
             let Ok(rec) = rec else { break };
+            end_ns = end_ns.max(rec.ts_ns);
             let p = Packet::from_record(&rec, &cfg);
             let (Some(ip), Some(r)) = (p.ip.as_ref(), p.roce.as_ref()) else {
                 continue;
@@ -386,7 +404,10 @@ impl WireDut {
             if dst == host && op.is_data() {
                 let icrc_ok = p.icrc_check().is_none_or(|(c, f)| c == f);
                 if let (true, Some(&id)) = (icrc_ok, by_data.get(&(src, r.bth.dest_qp()))) {
-                    flows.entry(id).or_default().data(psn, &mut tally);
+                    flows
+                        .entry(id)
+                        .or_default()
+                        .data(psn, rec.ts_ns, &mut tally);
                 }
                 continue;
             }
@@ -431,13 +452,20 @@ impl WireDut {
             flows.entry(flow).or_default().reply(
                 nak,
                 psn,
+                rec.ts_ns,
                 AckSeen { n, cwnd, flags },
                 if np { &mut unused } else { &mut tally },
             );
         }
         let mut unused = Tally::default();
+        // No ACK of a packet's own PSN: no turnaround seen, nothing excused at the end.
+        let turnaround = (tally.acks > 0).then_some(tally.turnaround_ns);
         for f in flows.values_mut() {
-            f.finish(if np { &mut unused } else { &mut tally });
+            f.finish(
+                end_ns,
+                turnaround,
+                if np { &mut unused } else { &mut tally },
+            );
         }
         let np = np
             .then(|| np_wire(trace, setup, &by_reply, &per_peer, &cnps, &mut tally))
@@ -538,8 +566,9 @@ impl Dut for WireDut {
         };
         match answer {
             Answer::Reply(a) => out.push(decision(&a)),
-            // Dropped by the responder's rule: what the receiver decided is not on the wire.
-            Answer::Silent => self.hidden = Some((ev.flow, ev.index)),
+            // Dropped by the responder's rule, or its reply after the capture's end: what the
+            // receiver decided is not on the wire.
+            Answer::Silent | Answer::CutByEnd => self.hidden = Some((ev.flow, ev.index)),
             Answer::Waiting | Answer::Unanswered => {}
         }
         // Replies that answered no packet: decisions the reference did not make (extra).

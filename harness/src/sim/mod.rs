@@ -29,8 +29,8 @@ use ccreplay_reference_cc::Decision;
 use ccreplay_reference_cc::dcqcn::NicParams;
 use ccreplay_reference_cc::dcqcn::cp::SplitMix64;
 use ccreplay_reference_cc::net::{
-    AckIntTruth, Cc, DequeueTruth, Metrics, NetConfig, NetError, Network, NodeId, NodeKind, Packet,
-    RunResult, SwitchTapPoint, TapSink,
+    AckIntTruth, Cc, DataEcn, DequeueTruth, Metrics, NetConfig, NetError, Network, NodeId,
+    NodeKind, Packet, RunResult, SwitchTapPoint, TapSink,
 };
 use ccreplay_reference_cc::rcc::ReceiverParams;
 
@@ -986,10 +986,23 @@ fn notes(sc: &Scenario, cfg: &NetConfig, tap: &TapSpec, m: &Metrics) -> String {
         }
         Dialect::Rcc => "receivers run rcc-receiver and write cwnd, N and flags into ACKs",
     };
+    // Hosts whose data leave ECT(1) (`[hosts.NAME] ecn`); the others send ECT(0).
+    let mut ect1: Vec<&str> = Vec::new();
+    for &(h, _) in &cfg.host_data_ecn {
+        let name = cfg.topology.nodes[h as usize].name.as_str();
+        if cfg.data_ecn(h) == DataEcn::Ect1 && !ect1.contains(&name) {
+            ect1.push(name);
+        }
+    }
+    let ect1 = if ect1.is_empty() {
+        String::new()
+    } else {
+        format!("; data of {} ECT(1), of the others ECT(0)", ect1.join(", "))
+    };
     format!(
         "docs/sim.md. Scenario {} ({:?} topology), tap on {} ({:?}); {} flows; {} B WRITE \
          payloads, one ACK per data packet, go-back-N, RTO {} ns; {} ns run. Switches: shared \
-         buffer {} B, RED {red}, PFC {pfc}; {echo}. Run: {} events, {} drops, {marks} ECN \
+         buffer {} B, RED {red}, PFC {pfc}; {echo}{ect1}. Run: {} events, {} drops, {marks} ECN \
          marks, {} pause frames, peak queue {qmax} B.",
         sc.name,
         topology_kind(sc),

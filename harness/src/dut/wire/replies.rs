@@ -24,6 +24,12 @@
 //! diff's *missing*, as for a NIC that coalesces ACKs). A reply no waiting packet can take is
 //! **extra** (a decision the reference did not make) once the flow has had data in the
 //! capture, and skipped before that (it answers a packet from before the capture began).
+//!
+//! Where the capture ends, packets still wait whose reply may simply not have been captured
+//! yet: those that arrived within the NIC's slowest turnaround seen in this capture (a data
+//! packet to the ACK of its PSN) of the capture's last record are **cut by the end** (not
+//! compared); the ones before that are unanswered. A NIC that answered nothing has no
+//! turnaround: everything waiting is unanswered.
 
 use std::collections::VecDeque;
 
@@ -44,6 +50,8 @@ pub(super) enum Answer {
     Reply(AckSeen),
     /// Dropped out of sequence after a NAK: no reply by rule, not compared.
     Silent,
+    /// Arrived too close to the capture's end for its reply to be in it: not compared.
+    CutByEnd,
     /// No reply: missing.
     Unanswered,
 }
@@ -52,6 +60,8 @@ pub(super) enum Answer {
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Slot {
     pub psn: u32,
+    /// Arrival, capture ns.
+    pub t_ns: u64,
     pub answer: Answer,
 }
 
@@ -72,8 +82,8 @@ pub(super) struct FlowReplies {
 }
 
 impl FlowReplies {
-    /// A data packet arrived.
-    pub fn data(&mut self, psn: u32, tally: &mut Tally) {
+    /// A data packet arrived at `t_ns`.
+    pub fn data(&mut self, psn: u32, t_ns: u64, tally: &mut Tally) {
         tally.data += 1;
         if self.waiting.len() == MAX_WAITING {
             self.pass_over(1, tally);
@@ -81,6 +91,7 @@ impl FlowReplies {
         self.waiting.push_back(self.slots.len());
         self.slots.push(Slot {
             psn,
+            t_ns,
             answer: Answer::Waiting,
         });
     }
@@ -105,8 +116,8 @@ impl FlowReplies {
         }
     }
 
-    /// The host sent a reply (`nak`: a NAK or RNR NAK) with this PSN.
-    pub fn reply(&mut self, nak: bool, psn: u32, seen: AckSeen, tally: &mut Tally) {
+    /// The host sent a reply (`nak`: a NAK or RNR NAK) with this PSN at `t_ns`.
+    pub fn reply(&mut self, nak: bool, psn: u32, t_ns: u64, seen: AckSeen, tally: &mut Tally) {
         let Some(j) = self.taker(nak, psn) else {
             match self.slots.len().checked_sub(1) {
                 Some(last) => {
@@ -129,6 +140,9 @@ impl FlowReplies {
         } else {
             if slot.psn == psn {
                 tally.acks += 1;
+                // The turnaround the NIC showed: the ACK of a packet's own PSN.
+                let turnaround = t_ns.saturating_sub(slot.t_ns);
+                tally.turnaround_ns = tally.turnaround_ns.max(turnaround);
             } else {
                 tally.dups += 1;
             }
@@ -139,8 +153,21 @@ impl FlowReplies {
         }
     }
 
-    /// The end of the capture: what still waits got no reply.
-    pub fn finish(&mut self, tally: &mut Tally) {
+    /// The end of the capture (its last record at `end_ns`): what still waits got no reply —
+    /// cut by the end when it arrived within `turnaround_ns` of it (and the NIC showed one).
+    pub fn finish(&mut self, end_ns: u64, turnaround_ns: Option<u64>, tally: &mut Tally) {
+        if let Some(window) = turnaround_ns {
+            while let Some(&i) = self.waiting.back() {
+                let slot = &mut self.slots[i];
+                let in_gap = self.gap.is_some_and(|g| psn_after(slot.psn, g));
+                if in_gap || end_ns.saturating_sub(slot.t_ns) > window {
+                    break;
+                }
+                slot.answer = Answer::CutByEnd;
+                tally.cut_by_end += 1;
+                self.waiting.pop_back();
+            }
+        }
         self.pass_over(self.waiting.len(), tally);
     }
 
@@ -196,16 +223,16 @@ mod tests {
     fn a_nak_answers_the_first_packet_out_of_sequence_and_the_next_are_silent() {
         let mut t = Tally::default();
         let mut f = FlowReplies::default();
-        f.data(10, &mut t);
-        f.reply(false, 10, seen(1), &mut t);
-        f.data(12, &mut t);
-        f.reply(true, 11, seen(2), &mut t);
-        f.data(13, &mut t);
-        f.data(11, &mut t);
-        f.reply(false, 11, seen(3), &mut t);
-        f.data(12, &mut t);
-        f.reply(false, 12, seen(4), &mut t);
-        f.finish(&mut t);
+        f.data(10, 0, &mut t);
+        f.reply(false, 10, 0, seen(1), &mut t);
+        f.data(12, 0, &mut t);
+        f.reply(true, 11, 0, seen(2), &mut t);
+        f.data(13, 0, &mut t);
+        f.data(11, 0, &mut t);
+        f.reply(false, 11, 0, seen(3), &mut t);
+        f.data(12, 0, &mut t);
+        f.reply(false, 12, 0, seen(4), &mut t);
+        f.finish(0, None, &mut t);
         let answers: Vec<Answer> = f.slots.iter().map(|s| s.answer).collect();
         assert_eq!(
             answers,
@@ -237,14 +264,14 @@ mod tests {
     fn duplicates_coalescing_and_extra_replies() {
         let mut t = Tally::default();
         let mut f = FlowReplies::default();
-        f.reply(false, 4, seen(9), &mut t); // before the capture's first data packet
-        f.data(5, &mut t);
-        f.data(6, &mut t);
-        f.reply(false, 6, seen(1), &mut t); // coalesced: 5 unanswered
-        f.data(5, &mut t); // a duplicate: ACK of 6
-        f.reply(false, 6, seen(2), &mut t);
-        f.reply(false, 6, seen(3), &mut t); // nothing waits: extra, after the third packet
-        f.finish(&mut t);
+        f.reply(false, 4, 0, seen(9), &mut t); // before the capture's first data packet
+        f.data(5, 0, &mut t);
+        f.data(6, 0, &mut t);
+        f.reply(false, 6, 0, seen(1), &mut t); // coalesced: 5 unanswered
+        f.data(5, 0, &mut t); // a duplicate: ACK of 6
+        f.reply(false, 6, 0, seen(2), &mut t);
+        f.reply(false, 6, 0, seen(3), &mut t); // nothing waits: extra, after the third packet
+        f.finish(0, None, &mut t);
         let answers: Vec<Answer> = f.slots.iter().map(|s| s.answer).collect();
         assert_eq!(
             answers,
@@ -271,19 +298,57 @@ mod tests {
     fn the_end_of_the_capture_and_the_psn_wrap() {
         let mut t = Tally::default();
         let mut f = FlowReplies::default();
-        f.data(0xFF_FFFE, &mut t);
-        f.reply(true, 0xFF_FFFD, seen(1), &mut t);
-        f.data(0xFF_FFFF, &mut t);
-        f.data(0, &mut t);
-        f.finish(&mut t);
+        f.data(0xFF_FFFE, 0, &mut t);
+        f.reply(true, 0xFF_FFFD, 0, seen(1), &mut t);
+        f.data(0xFF_FFFF, 0, &mut t);
+        f.data(0, 0, &mut t);
+        f.finish(0, None, &mut t);
         assert_eq!((t.naks, t.silent, t.unanswered), (1, 2, 0));
 
         let mut t = Tally::default();
         let mut f = FlowReplies::default();
-        f.data(0xFF_FFFF, &mut t);
-        f.reply(false, 0xFF_FFFF, seen(1), &mut t);
-        f.data(0, &mut t);
-        f.finish(&mut t);
+        f.data(0xFF_FFFF, 0, &mut t);
+        f.reply(false, 0xFF_FFFF, 0, seen(1), &mut t);
+        f.data(0, 0, &mut t);
+        f.finish(0, None, &mut t);
         assert_eq!((t.acks, t.silent, t.unanswered), (1, 0, 1));
+    }
+
+    /// At the end, packets that arrived within the turnaround of the last record are cut by
+    /// the end; older ones unanswered; one inside a NAK's gap stays silent.
+    #[test]
+    fn a_packet_within_the_turnaround_of_the_end_is_cut_by_it() {
+        let mut t = Tally::default();
+        let mut f = FlowReplies::default();
+        f.data(1, 0, &mut t);
+        f.reply(false, 1, 300, seen(1), &mut t); // turnaround 300 ns
+        f.data(2, 1_000, &mut t);
+        f.data(3, 1_500, &mut t); // 500 ns before the end: its ACK is overdue
+        f.data(4, 1_700, &mut t); // 300 ns before: the window's edge, included
+        f.data(5, 1_800, &mut t);
+        f.finish(2_000, Some(t.turnaround_ns), &mut t);
+        let answers: Vec<Answer> = f.slots.iter().map(|s| s.answer).collect();
+        assert_eq!(
+            answers,
+            [
+                Answer::Reply(seen(1)),
+                Answer::Unanswered,
+                Answer::Unanswered,
+                Answer::CutByEnd,
+                Answer::CutByEnd
+            ]
+        );
+        assert_eq!((t.turnaround_ns, t.cut_by_end, t.unanswered), (300, 2, 2));
+
+        // After a NAK naming 2, 3 is dropped by rule even at the end.
+        let mut t = Tally::default();
+        let mut f = FlowReplies::default();
+        f.data(1, 0, &mut t);
+        f.reply(false, 1, 300, seen(1), &mut t);
+        f.data(3, 1_000, &mut t);
+        f.reply(true, 2, 1_300, seen(2), &mut t);
+        f.data(4, 1_900, &mut t);
+        f.finish(2_000, Some(300), &mut t);
+        assert_eq!((t.naks, t.silent, t.cut_by_end, t.unanswered), (1, 1, 0, 0));
     }
 }
