@@ -74,6 +74,17 @@ impl NumbersInline {
     }
 }
 
+/// `", "` and the decimal digits of `v` (by `itoa`, as `serde_json` writes them), in one
+/// slice of `buf`.
+#[inline]
+fn comma_and_digits(v: u64, buf: &mut [u8; 22]) -> &[u8] {
+    let mut digits = itoa::Buffer::new();
+    let d = digits.format(v).as_bytes();
+    buf[..2].copy_from_slice(b", ");
+    buf[2..2 + d.len()].copy_from_slice(d);
+    &buf[..2 + d.len()]
+}
+
 impl Default for NumbersInline {
     fn default() -> Self {
         Self::new()
@@ -91,8 +102,22 @@ macro_rules! number {
 
 impl Formatter for NumbersInline {
     number!(write_i8: i8, write_i16: i16, write_i32: i32, write_i64: i64, write_i128: i128,
-        write_u8: u8, write_u16: u16, write_u32: u32, write_u64: u64, write_u128: u128,
+        write_u8: u8, write_u16: u16, write_u32: u32, write_u128: u128,
         write_f32: f32, write_f64: f64);
+
+    /// The series' numbers: an element after the first of an array of numbers — nearly every
+    /// number of the file — is its separator and digits in one write, without the general
+    /// path (two writes and the layout bookkeeping per number; the file was 43 % of the
+    /// shipped fat tree's run).
+    fn write_u64<W: ?Sized + Write>(&mut self, w: &mut W, v: u64) -> io::Result<()> {
+        if self.pending == Some(false) && self.arrays.last() == Some(&Layout::Inline) {
+            self.pending = None;
+            let mut buf = [0u8; 22];
+            return w.write_all(comma_and_digits(v, &mut buf));
+        }
+        self.element(w, true)?;
+        serde_json::ser::CompactFormatter.write_u64(w, v)
+    }
 
     fn write_number_str<W: ?Sized + Write>(&mut self, w: &mut W, v: &str) -> io::Result<()> {
         self.element(w, true)?;
@@ -240,6 +265,35 @@ mod tests {
 }"#;
         assert_eq!(text(&v), expected);
         let back: serde_json::Value = serde_json::from_str(expected).unwrap();
+        assert_eq!(back, v);
+    }
+
+    /// The fast path's digits are the standard library's, at every length and both ends.
+    #[test]
+    fn comma_and_digits_as_display() {
+        let mut values = vec![0, 1, 9, u64::MAX, u64::MAX - 1];
+        let mut p = 1u64;
+        while let Some(next) = p.checked_mul(10) {
+            values.extend([p - 1, p, p + 1, next - 1]);
+            p = next;
+        }
+        for v in values {
+            let mut buf = [0u8; 22];
+            assert_eq!(
+                std::str::from_utf8(comma_and_digits(v, &mut buf)).unwrap(),
+                format!(", {v}")
+            );
+        }
+        // In place: the second and later elements of a u64 array take it; a long array
+        // reads back as it was.
+        let v = serde_json::json!({"t": [0u64, 10, 18446744073709551615u64], "x": [5u64]});
+        assert_eq!(
+            text(&v),
+            "{\n  \"t\": [0, 10, 18446744073709551615],\n  \"x\": [5]\n}"
+        );
+        let long: Vec<u64> = (0..20_000).map(|i| i * 7919).collect();
+        let v = serde_json::json!({"a": long, "b": [1.5, 2], "c": "d"});
+        let back: serde_json::Value = serde_json::from_str(&text(&v)).unwrap();
         assert_eq!(back, v);
     }
 

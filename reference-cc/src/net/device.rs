@@ -4,7 +4,7 @@
 //!
 //! Every sender host of a run has the same [`DeviceConfig`]; [`DeviceConfig::default`] is the
 //! ideal NIC (every output byte as without it). The hardware behaviours act in the engine
-//! (`engine.rs`: the rate the pacer runs at, the scheduler, when a decision takes effect); the
+//! (`engine/`: the rate the pacer runs at, the scheduler, when a decision takes effect); the
 //! bugs act on the sender model: as a parameter change ([`NicBug::adjust_rp`]) or as a wrapper
 //! ([`NicBug::wrap`]) that owns the model, forwards everything and changes only what the bug
 //! changes. A wrapper is a [`Model`] itself, so it can also replay a capture as a buggy DUT.

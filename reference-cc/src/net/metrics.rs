@@ -232,7 +232,11 @@ impl JainWindow {
         if self.first.is_none() && t_ns > self.from_ns {
             self.first = Some((i, counts.clone().collect()));
         }
-        if running {
+        // Not before the first sample after every start: a `last` that early is either
+        // replaced by a later one or before `first`, where the index is `None` as without
+        // it. Skipped, the counts of every flow are not read sample after sample while the
+        // flows have yet to start (a run whose traffic starts late).
+        if running && self.first.is_some() {
             match &mut self.last {
                 Some((at, kept)) => {
                     *at = i;
@@ -293,6 +297,21 @@ mod tests {
             w.sample(t, (0..3).map(|f| (fin(f), cum[f][i])));
         }
         assert_eq!(w.index(), expected);
+        // Every flow's counts read only from the first sample after the last start (30 ns):
+        // the samples at 0, 10, 20 leave `last` as it was.
+        let mut w = JainWindow::new(starts).unwrap();
+        for (i, &t) in times.iter().enumerate().take(3) {
+            w.sample(t, (0..3).map(|f| (None, cum[f][i])));
+            assert!(w.last.is_none() && w.first.is_none(), "{t}");
+        }
+        // Running until 55 ns, flows starting at 100 ns: the samples while running are before
+        // the first after 100, so no index (as when the sample at 50 is kept: last 0 <= first).
+        let mut w = JainWindow::new([100]).unwrap();
+        w.sample(50, [(None, 1)].into_iter());
+        for t in [60, 110, 120] {
+            w.sample(t, [(Some(55), 1)].into_iter());
+        }
+        assert_eq!(w.index(), None);
         // No flows, or no sample inside the window: none.
         assert!(JainWindow::new([]).is_none());
         let mut w = JainWindow::new([100]).unwrap();

@@ -4,16 +4,16 @@
 //!
 //! Nearly every event a packet network schedules is a serialisation or a link delay ahead —
 //! nanoseconds to a few microseconds — so they go into the wheel: `SLOTS` buckets of
-//! `2^SLOT_SHIFT` ps each, a bitmap of the non-empty ones, the current bucket scanned for its
-//! smallest key. Farther events (retransmission timeouts, model timers, samples) wait in the
+//! `2^SLOT_SHIFT` ps each, a bitmap of the non-empty ones, each bucket a list kept in key
+//! order. Farther events (retransmission timeouts, model timers, samples) wait in the
 //! heap and move into the wheel when it comes within reach. Against one `BinaryHeap` of every
 //! pending event — thousands on a large network, each pop a chain of unpredictable branches
-//! — a pop is a bitmap scan and a short bucket scan (docs/performance.md).
+//! — a pop is a bitmap scan and a list's head (docs/performance.md).
 //!
 //! Keys are unique and pop in exactly their order, so a run is the same event for event as
 //! with any other priority queue. A key may be pushed below the last popped one (an earlier
-//! event class at the current instant, engine.rs "Event classes"): it lands in the current
-//! bucket, whose smallest key is taken next.
+//! event class at the current instant, engine/mod.rs "Event classes"): it lands in the current
+//! bucket, in its place by key, and is taken next.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -27,9 +27,19 @@ const WORDS: usize = SLOTS / 64;
 /// A priority queue of `(time ps, order, value)` popping the smallest `(time, order)` first;
 /// `(time, order)` must be unique and no push may be earlier than the bucket of the last pop.
 pub(crate) struct EventQueue<V> {
-    /// `buckets[i]`: entries whose time's bucket number is `≡ i (mod SLOTS)`, within reach.
-    buckets: Vec<Vec<Entry<V>>>,
-    /// Bit `i` set when `buckets[i]` is not empty.
+    /// `ends[i]`: the first and last node (index in `pool`) of the list, in key order, of the
+    /// entries whose time's bucket number is `≡ i (mod SLOTS)`, within reach; `NIL` when
+    /// empty. Sorted intrusive lists in one pool rather than a `Vec` per bucket scanned for
+    /// its minimum: a pop takes the head, and a push appends at the tail in the usual case (a
+    /// key after every other of its nanosecond) — the synchronised hosts of a large fat tree
+    /// put a hundred events in one bucket, which the scan made quadratic. A push touches the
+    /// 32 KB of ends and a node the free list just gave back (still in cache), not a bucket's
+    /// own allocation somewhere.
+    ends: Vec<(u32, u32)>,
+    /// Every wheel entry, linked through `next`; free nodes form a list from `free`.
+    pool: Vec<Node<V>>,
+    free: u32,
+    /// Bit `i` set when bucket `i` is not empty.
     bits: [u64; WORDS],
     /// Bucket number (time >> SLOT_SHIFT) of the current bucket.
     cur: u64,
@@ -37,6 +47,18 @@ pub(crate) struct EventQueue<V> {
     in_wheel: usize,
     /// Entries `SLOTS` or more buckets ahead of `cur`.
     far: BinaryHeap<Reverse<Entry<V>>>,
+    /// The bucket number of `far`'s first entry (`u64::MAX`: none), so that moving to the
+    /// next bucket does not look into the heap.
+    far_next: u64,
+}
+
+/// End of a list.
+const NIL: u32 = u32::MAX;
+
+#[derive(Clone, Copy)]
+struct Node<V> {
+    e: Entry<V>,
+    next: u32,
 }
 
 #[derive(Clone, Copy)]
@@ -65,11 +87,14 @@ impl<V> Ord for Entry<V> {
 impl<V: Copy> EventQueue<V> {
     pub(crate) fn new() -> Self {
         EventQueue {
-            buckets: (0..SLOTS).map(|_| Vec::new()).collect(),
+            ends: vec![(NIL, NIL); SLOTS],
+            pool: Vec::with_capacity(1024),
+            free: NIL,
             bits: [0; WORDS],
             cur: 0,
             in_wheel: 0,
             far: BinaryHeap::new(),
+            far_next: u64::MAX,
         }
     }
 
@@ -79,24 +104,59 @@ impl<V: Copy> EventQueue<V> {
         self.in_wheel + self.far.len()
     }
 
-    #[inline]
+    #[inline(always)]
     fn put(&mut self, e: Entry<V>) {
         let slot = ((e.key >> 64) as u64 >> SLOT_SHIFT) as usize & (SLOTS - 1);
         self.bits[slot / 64] |= 1 << (slot % 64);
-        self.buckets[slot].push(e);
+        let key = e.key;
+        // The most recently freed node first (LIFO): it is the one in cache.
+        let node = Node { e, next: NIL };
+        let i = if self.free != NIL {
+            let i = self.free;
+            self.free = self.pool[i as usize].next;
+            self.pool[i as usize] = node;
+            i
+        } else {
+            self.pool.push(node);
+            (self.pool.len() - 1) as u32
+        };
         self.in_wheel += 1;
+        let (head, tail) = self.ends[slot];
+        if head == NIL {
+            self.ends[slot] = (i, i);
+        } else if key > self.pool[tail as usize].e.key {
+            self.pool[tail as usize].next = i;
+            self.ends[slot].1 = i;
+        } else if key < self.pool[head as usize].e.key {
+            self.pool[i as usize].next = head;
+            self.ends[slot].0 = i;
+        } else {
+            // Between the two: after the last smaller key (keys are unique).
+            let mut at = head;
+            loop {
+                let next = self.pool[at as usize].next;
+                if self.pool[next as usize].e.key > key {
+                    self.pool[i as usize].next = next;
+                    self.pool[at as usize].next = i;
+                    break;
+                }
+                at = next;
+            }
+        }
     }
 
     /// Queue `v` at `t_ps` with tie-break `order`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn push(&mut self, t_ps: u64, order: u64, v: V) {
         let e = Entry {
             key: u128::from(t_ps) << 64 | u128::from(order),
             v,
         };
-        if (t_ps >> SLOT_SHIFT) < self.cur + SLOTS as u64 {
+        let bucket = t_ps >> SLOT_SHIFT;
+        if bucket < self.cur + SLOTS as u64 {
             self.put(e);
         } else {
+            self.far_next = self.far_next.min(bucket);
             self.far.push(Reverse(e));
         }
     }
@@ -137,17 +197,17 @@ impl<V: Copy> EventQueue<V> {
             }
         }
         let slot = (self.cur as usize) & (SLOTS - 1);
-        let bucket = &mut self.buckets[slot];
-        let mut m = 0;
-        for i in 1..bucket.len() {
-            if bucket[i].key < bucket[m].key {
-                m = i;
-            }
-        }
-        let e = bucket.swap_remove(m);
-        if bucket.is_empty() {
+        // The bucket's smallest key is its head.
+        let head = self.ends[slot].0;
+        let Node { e, next } = self.pool[head as usize];
+        if next == NIL {
+            self.ends[slot] = (NIL, NIL);
             self.bits[slot / 64] &= !(1 << (slot % 64));
+        } else {
+            self.ends[slot].0 = next;
         }
+        self.pool[head as usize].next = self.free;
+        self.free = head;
         self.in_wheel -= 1;
         Some(((e.key >> 64) as u64, e.key as u64, e.v))
     }
@@ -158,6 +218,9 @@ impl<V: Copy> EventQueue<V> {
     #[inline]
     fn pull_far(&mut self) {
         let reach = self.cur + SLOTS as u64;
+        if self.far_next >= reach {
+            return;
+        }
         while let Some(Reverse(e)) = self.far.peek() {
             if ((e.key >> 64) as u64 >> SLOT_SHIFT) >= reach {
                 break;
@@ -167,12 +230,35 @@ impl<V: Copy> EventQueue<V> {
             };
             self.put(e);
         }
+        self.far_next = self
+            .far
+            .peek()
+            .map_or(u64::MAX, |Reverse(e)| (e.key >> 64) as u64 >> SLOT_SHIFT);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// One bucket filled out of order: a key after every other (appended), before every other
+    /// (put first), and between two (walked to): the pops are 1 to 5 by hand.
+    #[test]
+    fn one_bucket_kept_in_key_order() {
+        let mut q = EventQueue::new();
+        // Times 100..=104 ps: all in bucket 0 (1,024 ps wide); values name the order.
+        for (t, v) in [(102, 3u32), (104, 5), (100, 1), (103, 4), (101, 2)] {
+            q.push(t, 0, v);
+        }
+        let popped: Vec<u32> = std::iter::from_fn(|| q.pop().map(|(_, _, v)| v)).collect();
+        assert_eq!(popped, [1, 2, 3, 4, 5]);
+        // Same time, order breaking the tie, pushed backwards.
+        for o in (1..=3u64).rev() {
+            q.push(2_000, o, o as u32);
+        }
+        let popped: Vec<u32> = std::iter::from_fn(|| q.pop().map(|(_, _, v)| v)).collect();
+        assert_eq!(popped, [1, 2, 3]);
+    }
 
     /// Pops come out in key order whatever the pushes, against a sorted list: near and far
     /// times, wheel wrap-around, empty-wheel jumps, and keys pushed below the last popped one

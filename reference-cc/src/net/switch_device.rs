@@ -2,7 +2,7 @@
 //! may have in its ECN marking, its INT records or its PFC, and the drift of its INT clock.
 //!
 //! Every switch of a run has the same [`SwitchDeviceConfig`]; [`SwitchDeviceConfig::default`]
-//! is the correct switch (every output byte as without it). The engine (`engine.rs`) asks
+//! is the correct switch (every output byte as without it). The engine (`engine/`) asks
 //! this module what to do at the few places a bug changes: the queue RED marks on
 //! ([`ewma`]), the INT fields ([`SwitchBug::int_tx_payload_only`], ...), the XOFF threshold
 //! ([`xoff_threshold`]) and whether pauses are refreshed.

@@ -2,7 +2,7 @@
 //!
 //! An RC responder answers the data packets of a QP in their arrival order, each with at most
 //! one reply (IB RC; the simulator's receiver NIC does exactly this, `at_receiver` in
-//! reference-cc/src/net/engine.rs):
+//! reference-cc/src/net/engine/delivery.rs):
 //!
 //! - the expected PSN `e`: an ACK of that PSN, and `e` moves on;
 //! - a PSN after `e` (a packet was lost): one NAK (PSN sequence error) naming `e`, for the
