@@ -73,12 +73,16 @@ pub(crate) fn run(a: SimArgs) -> Result<u8, Failure> {
             source,
         })
     };
-    // Streamed to the file: the text of a long run's series is several times their size.
-    let mut w =
-        io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&path).map_err(io_err)?);
+    // Streamed to a temporary file renamed onto metrics.json when complete: the text of a
+    // long run's series is several times their size, and a failed write (a full disk) leaves
+    // the previous file as it was.
+    let (f, pending) = ccreplay::outfile::Pending::create(&path).map_err(io_err)?;
+    let mut w = io::BufWriter::with_capacity(1 << 20, f);
     sim::scenario::write_metrics_json(&mut w, &out.metrics, &a.set)
         .map_err(|e| io_err(io::Error::from(e)))?;
     io::Write::flush(&mut w).map_err(io_err)?;
+    drop(w);
+    pending.commit().map_err(io_err)?;
     written.push(path.clone());
     for p in written {
         note!("ccreplay: wrote {}", p.display());

@@ -1065,12 +1065,11 @@ pub fn write(out: &SimOutput, dir: &Path, metrics: bool) -> Result<Vec<PathBuf>,
     let text;
     if metrics {
         let p = dir.join("metrics.json");
-        let mut t = serde_json::to_string_pretty(&out.metrics).map_err(|e| SimError::Io {
+        // The layout `ccreplay sim` writes (docs/metrics.md).
+        text = scenario::metrics_json(&out.metrics, &[]).map_err(|e| SimError::Io {
             path: p.clone(),
             source: std::io::Error::other(e),
         })?;
-        t.push('\n');
-        text = t;
         files.push((p, text.as_bytes()));
     }
     let refs: Vec<(&Path, &[u8])> = files.iter().map(|(p, b)| (p.as_path(), *b)).collect();
