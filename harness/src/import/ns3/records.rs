@@ -117,6 +117,51 @@ fn write_ev(g: &mut Group, buf: &mut Vec<u8>, ev: &Event) -> Result<(), ImportEr
     })
 }
 
+impl FlowState {
+    /// The flow's next event in its sender's file, numbered there (`index`); its group.
+    fn sender_event(&mut self, t_ns: u64, kind: EventKind) -> (usize, Event) {
+        let index = self.sender_index;
+        self.sender_index += 1;
+        let flow = self.sender_local;
+        (
+            self.sender_group,
+            Event {
+                t_ns,
+                flow,
+                index,
+                kind,
+            },
+        )
+    }
+
+    /// The flow's next event in its receiver's file; its group.
+    fn receiver_event(&mut self, t_ns: u64, kind: EventKind) -> (usize, Event) {
+        let index = self.receiver_index;
+        self.receiver_index += 1;
+        let flow = self.receiver_local;
+        (
+            self.receiver_group,
+            Event {
+                t_ns,
+                flow,
+                index,
+                kind,
+            },
+        )
+    }
+}
+
+/// One event into its group's file, counted in the run's summary.
+fn emit(
+    groups: &mut [Group],
+    buf: &mut Vec<u8>,
+    summary: &mut Summary,
+    (group, ev): (usize, Event),
+) -> Result<(), ImportError> {
+    summary.events += 1;
+    write_ev(&mut groups[group], buf, &ev)
+}
+
 /// What one record came to.
 pub(super) enum Outcome {
     Events,
@@ -302,19 +347,15 @@ impl Convert<'_> {
                         let f = &flows[fi];
                         let st = &mut states[fi];
                         let opcode = write_opcode(rec.seq as u64, rec.payload as u64, f.size_bytes);
-                        let ev = Event {
-                            t_ns: rec.time,
-                            flow: st.sender_local,
-                            index: st.sender_index,
-                            kind: EventKind::TxData {
+                        let ev = st.sender_event(
+                            rec.time,
+                            EventKind::TxData {
                                 psn: psn_of(rec.seq as u64, mtu),
                                 bytes: rec.payload as u32,
                                 opcode,
                             },
-                        };
-                        st.sender_index += 1;
-                        write_ev(&mut groups[st.sender_group], buf, &ev)?;
-                        summary.events += 1;
+                        );
+                        emit(groups, buf, summary, ev)?;
                         Outcome::Events
                     }
                 },
@@ -344,21 +385,17 @@ impl Convert<'_> {
                                 .flatten();
                         }
                         let opcode = write_opcode(rec.seq as u64, rec.payload as u64, f.size_bytes);
-                        let ev = Event {
-                            t_ns: rec.time,
-                            flow: st.receiver_local,
-                            index: st.receiver_index,
-                            kind: EventKind::RxData {
+                        let ev = st.receiver_event(
+                            rec.time,
+                            EventKind::RxData {
                                 psn: psn_of(rec.seq as u64, mtu),
                                 bytes: rec.payload as u32,
                                 opcode,
                                 ecn: rec.ecn & 3,
                                 send_ts_ns: None,
                             },
-                        };
-                        st.receiver_index += 1;
-                        write_ev(&mut groups[st.receiver_group], buf, &ev)?;
-                        summary.events += 1;
+                        );
+                        emit(groups, buf, summary, ev)?;
                         Outcome::Events
                     }
                 },
@@ -452,30 +489,19 @@ impl Convert<'_> {
                             rcc_flags: None,
                             ts_ns: None,
                         };
-                        let ev = Event {
-                            t_ns: rec.time,
-                            flow: st.sender_local,
-                            index: st.sender_index,
-                            kind: if nak {
+                        let ev = st.sender_event(
+                            rec.time,
+                            if nak {
                                 EventKind::RxNak(info)
                             } else {
                                 EventKind::RxAck(info)
                             },
-                        };
-                        st.sender_index += 1;
-                        write_ev(&mut groups[st.sender_group], buf, &ev)?;
-                        summary.events += 1;
+                        );
+                        emit(groups, buf, summary, ev)?;
                         if !hpcc && rec.flags & FLAG_CNP != 0 {
                             // DCQCN (rdma-hw.cc ReceiveAck): the ACK's CNP flag, after the ACK.
-                            let ev = Event {
-                                t_ns: rec.time,
-                                flow: st.sender_local,
-                                index: st.sender_index,
-                                kind: EventKind::RxCnp,
-                            };
-                            st.sender_index += 1;
-                            write_ev(&mut groups[st.sender_group], buf, &ev)?;
-                            summary.events += 1;
+                            let ev = st.sender_event(rec.time, EventKind::RxCnp);
+                            emit(groups, buf, summary, ev)?;
                         }
                         Outcome::Events
                     }
@@ -488,15 +514,8 @@ impl Convert<'_> {
                         None => no_flow(flow_pairs, port_miss, rec.dip, rec.sip, (rec.sport, None)),
                         Some(fi) => {
                             let st = &mut states[fi];
-                            let ev = Event {
-                                t_ns: rec.time,
-                                flow: st.sender_local,
-                                index: st.sender_index,
-                                kind: EventKind::RxCnp,
-                            };
-                            st.sender_index += 1;
-                            write_ev(&mut groups[st.sender_group], buf, &ev)?;
-                            summary.events += 1;
+                            let ev = st.sender_event(rec.time, EventKind::RxCnp);
+                            emit(groups, buf, summary, ev)?;
                             Outcome::Events
                         }
                     }
