@@ -919,6 +919,57 @@ fn metrics_json_keys_follow_the_doc() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// One flow from 40.5 µs into a 1 ms run, sampled every 1 µs (docs/metrics.md): samples
+/// begin at the first multiple of 1 µs at or after the earliest start, ceil(40,500 / 1,000)
+/// × 1,000 = 41,000 ns, for the flow and every port alike; once the flow has had its last
+/// sample (the first at or after its finish) and no packet is left, the ports take one more
+/// sample (all queues 0) and sampling stops. A flow still sending at the end keeps every
+/// sample to `duration_ns`.
+#[test]
+fn samples_cover_the_flows_not_the_idle_run() {
+    let text = |size: u64| {
+        format!(
+            "name = \"window\"\nmodel = \"hpcc\"\nduration_ns = 1_000_000\n\
+             sample_interval_ns = 1_000\n[topology]\nkind = \"incast\"\nsenders = 1\nhost_bps = 100_000_000_000\n\
+             [[flows]]\nsrc = \"h0\"\ndst = \"h1\"\nsize_bytes = {size}\n\
+             start_ns = 40_500\n"
+        )
+    };
+    let every = 1_000;
+    // 20 KB at 100 Gbps is done in a few µs.
+    let out = sim::simulate(&Scenario::parse(&text(20_000)).unwrap(), None, &mut |_| {}).unwrap();
+    let m = &out.metrics;
+    let f = &m.flows[0];
+    let fin = f.finish_ns.expect("20 KB finish in 1 ms");
+    let last = fin.div_ceil(every) * every;
+    assert_eq!(f.rate_bps.t_ns.first(), Some(&41_000));
+    assert_eq!(f.rate_bps.t_ns.last(), Some(&last));
+    assert!(!m.ports.is_empty());
+    for p in &m.ports {
+        let t = &p.queue_bytes.t_ns;
+        assert_eq!(t.first(), Some(&41_000), "{}", p.name);
+        assert_eq!(t.last(), Some(&(last + every)), "{}", p.name);
+        assert_eq!(
+            t.len() as u64,
+            (last + every - 41_000) / every + 1,
+            "{}",
+            p.name
+        );
+        assert!(t.windows(2).all(|w| w[1] - w[0] == every), "{}", p.name);
+        assert_eq!(p.queue_bytes.v.last(), Some(&0), "{}", p.name);
+    }
+    // 1 GB does not finish in 1 ms: every sample from 41 µs to 1 ms, 960 of them.
+    let out = sim::simulate(&Scenario::parse(&text(1 << 30)).unwrap(), None, &mut |_| {}).unwrap();
+    assert_eq!(out.metrics.flows[0].finish_ns, None);
+    for p in &out.metrics.ports {
+        let t = &p.queue_bytes.t_ns;
+        assert_eq!(
+            (t[0], *t.last().unwrap(), t.len()),
+            (41_000, 1_000_000, 960)
+        );
+    }
+}
+
 /// Every scenario file in `scenarios/` parses and makes a network the engine accepts.
 #[test]
 fn every_scenario_file_builds() {

@@ -151,18 +151,18 @@ fn tiny_example_completion_times_agree_with_the_simulator() {
             .find(|f| f.src == host)
             .unwrap_or_else(|| panic!("no flow from {host}"));
         let got = f.fct_ns.unwrap() as f64;
-        // The flow's series end at the first sample at or after its finish (docs/metrics.md):
-        // 200 MB at 2 s of a 4 s run, sampled every 400 µs, holds ~90 samples, not ~5,000.
+        // The flow's series run from the first sample at or after its start to the first at
+        // or after its finish (docs/metrics.md): sampled every (2,010,000,000 − 2,000,000,000)
+        // / 1,000 = 10,000 ns (QLEN_MON_START..END in the config), from 2 s (the start, a
+        // multiple of 10 µs) to ceil(finish / 10 µs) × 10 µs — not over the 4 s run.
         let (fin, every) = (f.finish_ns.unwrap(), out.metrics.sample_interval_ns);
-        let last = *f.throughput_bps.t_ns.last().unwrap();
-        assert!(
-            last >= fin && last < fin + every,
-            "{host}: last sample {last}, finish {fin}"
-        );
-        assert!(
-            f.throughput_bps.t_ns.len() < 100,
-            "{host}: {}",
-            f.throughput_bps.t_ns.len()
+        assert_eq!(every, 10_000);
+        let t = &f.throughput_bps.t_ns;
+        assert_eq!(t[0], 2_000_000_000, "{host}");
+        assert_eq!(*t.last().unwrap(), fin.div_ceil(every) * every, "{host}");
+        assert_eq!(
+            t.len() as u64,
+            (fin.div_ceil(every) * every - t[0]) / every + 1
         );
         let err = (got - fct as f64) / fct as f64;
         assert!(

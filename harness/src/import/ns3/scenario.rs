@@ -15,8 +15,12 @@ const MMU_RESERVE: u64 = 4 * 1024;
 const MMU_RESUME_OFFSET: u64 = 3 * 1024;
 /// third.cc: `shift = 3` (the dynamic threshold is 1/8 of the free buffer).
 const PFC_SHIFT: u32 = 3;
-/// The metrics series of a long experiment: at most this many samples per series.
+/// Without a queue-monitoring window, at most this many samples per series over the run.
 const MAX_SAMPLES: u64 = 10_000;
+/// With one (`QLEN_MON_START` < `QLEN_MON_END`), this many samples across the window.
+const WINDOW_SAMPLES: u64 = 1_000;
+/// third.cc's `qlen_mon_start` / `qlen_mon_end` when the config does not set them, ns.
+const DEFAULT_QLEN_MON: (u64, u64) = (2_000_000_000, 2_100_000_000);
 
 /// What [`write_scenario`] made.
 #[derive(Clone, Debug, Default)]
@@ -197,7 +201,26 @@ pub fn write_scenario(config: &Path, out: &Path) -> Result<ScenarioSummary, Impo
             config.display()
         ))
     })?;
-    let sample_ns = (duration_ns / MAX_SAMPLES).max(1_000);
+    // The window the experimenter monitors queues in (third.cc monitor_buffer, every 100 ns
+    // there) sets the resolution: 10 µs for the usual 10 ms window, where the run's whole
+    // length (often a 2 s warm-up and a long tail) gave a few hundred µs and a handful of
+    // samples of the flows' life. Samples before the first flow and after the network is
+    // quiet are not taken (docs/metrics.md), so a fine interval costs only the active time.
+    let mon_start = cfg.uint("QLEN_MON_START").unwrap_or(DEFAULT_QLEN_MON.0);
+    let mon_end = cfg.uint("QLEN_MON_END").unwrap_or(DEFAULT_QLEN_MON.1);
+    let sample_ns = if mon_end > mon_start {
+        (mon_end - mon_start) / WINDOW_SAMPLES
+    } else {
+        duration_ns / MAX_SAMPLES
+    }
+    .max(1_000)
+    // The engine's bound: at most 10^7 samples over the run.
+    .max(duration_ns.div_ceil(10_000_000));
+    let sample_why = if mon_end > mon_start {
+        format!("QLEN_MON_START..QLEN_MON_END ({mon_start}..{mon_end} ns) / {WINDOW_SAMPLES}")
+    } else {
+        format!("the run / {MAX_SAMPLES} (no QLEN_MON window)")
+    };
 
     let buffer_bytes = cfg.uint("BUFFER_SIZE").unwrap_or(DEFAULT_BUFFER_MB) * 1024 * 1024;
     // PFC: the simulator's threshold is dynamic, (buffer − headroom − reserve − shared used)
@@ -259,6 +282,10 @@ pub fn write_scenario(config: &Path, out: &Path) -> Result<ScenarioSummary, Impo
         "# third.cc's maxRtt: 2 × path delay + Σ PACKET_PAYLOAD_SIZE × 8e9 / rate, largest pair"
     );
     let _ = writeln!(w, "base_rtt_ns = {max_rtt}");
+    let _ = writeln!(
+        w,
+        "# {sample_why}; nothing is sampled before the first flow or once the network is quiet"
+    );
     let _ = writeln!(w, "sample_interval_ns = {sample_ns}");
     let _ = writeln!(w, "\n[topology]\nkind = \"custom\"");
     let _ = writeln!(w, "hosts = {nh}\nswitches = {ns}");

@@ -41,7 +41,6 @@ impl Network {
         if cfg.sample_interval_ns == 0 || cfg.duration_ns / cfg.sample_interval_ns > 10_000_000 {
             return err("sample_interval_ns must be > 0 and give at most 10^7 samples".into());
         }
-        let samples = (cfg.duration_ns / cfg.sample_interval_ns + 1).min(1 << 16) as usize;
         if cfg.switch.buffer_bytes < u64::from(cfg.mtu_bytes) * 2 {
             return err("switch buffer_bytes must hold at least two packets".into());
         }
@@ -211,9 +210,10 @@ impl Network {
                     dropped: 0,
                     pause_sent: 0,
                     pause_received: 0,
-                    // A switch port keeps one sample per interval for the whole run: reserved
-                    // at once (up to 2^16), not grown and copied sample by sample.
-                    queue_samples: Vec::with_capacity(if is_host { 0 } else { samples }),
+                    // Grown as sampled, not reserved for the whole run: samples stop once
+                    // the network is quiet (sample.rs), and a reservation per port is memory
+                    // the kernel clears whether or not it is used.
+                    queue_samples: Vec::new(),
                     queue_max: 0,
                 });
             }

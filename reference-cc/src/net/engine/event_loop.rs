@@ -15,7 +15,8 @@ impl Network {
             }
             self.arm_timers(h as u32);
         }
-        self.schedule(self.sample_ps, CLASS_SAMPLE, Ev::Sample);
+        let first_sample = self.first_sample_ps();
+        self.schedule(first_sample, CLASS_SAMPLE, Ev::Sample);
         // Scheduled first: a link event comes before the packet events of its instant.
         for i in 0..self.link_events.len() {
             let t = self.link_events[i].0;

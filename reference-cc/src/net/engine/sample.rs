@@ -7,6 +7,29 @@ use crate::net::metrics::{
 use crate::net::{PS_PER_NS, RunResult, TapRun};
 
 impl Network {
+    /// The first sample: the first `k × interval` (`k ≥ 1`) at or after the earliest flow
+    /// start. Before it no packet exists, so every queue is empty and no flow has a series:
+    /// an experiment that starts its flows after a warm-up (the ns-3 simulator's start at
+    /// 2 s) samples nothing of the idle time.
+    pub(super) fn first_sample_ps(&self) -> u64 {
+        let first_start = self
+            .by_start
+            .first()
+            .map_or(0, |&fi| self.flows[fi as usize].start_ps);
+        first_start.div_ceil(self.sample_ps).max(1) * self.sample_ps
+    }
+
+    /// Whether no queue can fill again: every flow has started, finished and had its last
+    /// sample, no packet is left anywhere (in a queue, on a wire, at a NIC), and no receiver
+    /// model has a timer armed (a DCQCN NP's pending CNP is sent by its timer). From then on
+    /// every queue sample would be 0 and no flow has a series, so sampling stops.
+    fn quiet(&self) -> bool {
+        self.started == self.by_start.len()
+            && self.sampling.is_empty()
+            && self.free.len() == self.slab.len()
+            && self.hosts.iter().all(|h| h.timer_at[1] == NONE)
+    }
+
     pub(super) fn sample(&mut self) {
         let t_ns = self.now / PS_PER_NS;
         self.sample_times.push(t_ns);
@@ -51,7 +74,7 @@ impl Network {
             j.sample_counts(t_ns, running, self.flows.iter().map(|f| f.delivered_bytes));
         }
         let next = self.now + self.sample_ps;
-        if next <= self.end_ps {
+        if next <= self.end_ps && !self.quiet() {
             self.schedule(next, CLASS_SAMPLE, Ev::Sample);
         }
     }
