@@ -608,6 +608,71 @@ fn a_second_ack_is_extra_and_a_retransmissions_missing_ack_is_missing() {
     assert_eq!(v["dut_accounting"]["unanswered"], 1);
 }
 
+/// A NIC that coalesces ACKs (FNCC 3.2.3: a cumulative ACK for every m packets) is not a
+/// NIC that lost one: the same capture without frame 31 (the ACK of #15) is missing #15 by
+/// default, with a hint naming the allowance (frame 33's ACK of 16777038 acknowledges
+/// 16777037: two packets, #15 and #16); with `--allow ack_coalescing=2` #15 is coalesced, not
+/// compared, and the NIC conforms: 516 data packets, 508 decisions compared (509 − #15).
+#[test]
+fn a_cumulative_ack_is_coalescing_when_the_user_allows_it() {
+    let dir = fncc_chain("coalesce", |recs| {
+        recs.remove(30);
+    });
+    let (code, out, err) = ccreplay(&dir, &["diff", "fncc_chain_receiver.toml", "--dut", "wire"]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        out.contains(
+            "hint: 1 of 1 unanswered data packets were acknowledged by a later ACK or NAK"
+        ) && out.contains("--allow ack_coalescing=2"),
+        "{out}"
+    );
+    let (code, out, err) = ccreplay(
+        &dir,
+        &[
+            "diff",
+            "fncc_chain_receiver.toml",
+            "--dut",
+            "wire",
+            "--allow",
+            "ack_coalescing=2",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    let w = &v["dut_accounting"];
+    let get = |k: &str| w[k].as_u64().unwrap();
+    assert_eq!(
+        [
+            "data",
+            "coalesced",
+            "unanswered",
+            "silent",
+            "acked_later",
+            "ack_coalescing"
+        ]
+        .map(get),
+        [516, 1, 0, 7, 0, 2],
+        "{w}"
+    );
+    assert_eq!(v["decisions"], 508, "{v}");
+    // A count, at least 1.
+    let (code, _, err) = ccreplay(
+        &dir,
+        &[
+            "diff",
+            "fncc_chain_receiver.toml",
+            "--dut",
+            "wire",
+            "--allow",
+            "ack_coalescing=0",
+        ],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("a whole number of at least 1"), "{err}");
+}
+
 #[test]
 fn without_its_nak_the_packets_of_the_gap_are_missing() {
     // Frame 26 never sent: nothing says the responder saw the gap, so #12 and #13 (frames 25

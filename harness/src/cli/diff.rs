@@ -59,9 +59,10 @@ pub(crate) struct DiffArgs {
     /// warning.
     #[arg(long)]
     pub(crate) strict: bool,
-    /// With `--dut observed`: an allowance for correct hardware, KEY=VALUE with a unit
-    /// (reaction=5us, burst=8KB, rate_tolerance=2%, timing=200ns, resolution=1us,
-    /// window_slack=1KB; repeatable; over the manifest's [observed] table).
+    /// With `--dut observed` or `wire`: an allowance for correct hardware, KEY=VALUE with a
+    /// unit (reaction=5us, burst=8KB, rate_tolerance=2%, timing=200ns, resolution=1us,
+    /// window_slack=1KB; wire: ack_coalescing=16, reaction for CNPs; repeatable; over the
+    /// manifest's [observed] table).
     #[arg(long = "allow", value_name = "KEY=VALUE")]
     pub(crate) allow: Vec<String>,
     #[command(flatten)]
@@ -176,7 +177,7 @@ pub(crate) fn run(a: DiffArgs) -> Result<u8, Failure> {
                 let mut reference_dut = ModelDut::new(
                     replay::build_model(&trace, &spec).map_err(|e| model_failure(&trace, e))?,
                 );
-                let mut dut = make_dut(s, &trace, &spec, a.dut_timeout_ms)?;
+                let mut dut = make_dut(s, &trace, &spec, a.dut_timeout_ms, &a.allow)?;
                 let stats = replay::replay_pair(&trace, &mut reference_dut, dut.as_mut(), sink)?;
                 dut_account = dut.accounting();
                 Ok(stats)

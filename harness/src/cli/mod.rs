@@ -218,12 +218,13 @@ pub(crate) fn pick_model<'a>(
 
 /// Build a DUT from `--dut`: `model:NAME` (in process), `process:COMMAND ARGS...` (JSON Lines
 /// over stdin/stdout), `cabi:LIBRARY` (a shared library with the C ABI), `wire` (the receiver
-/// NIC of the capture, docs/dut.md).
+/// NIC of the capture, docs/dut.md; `allow`: `--allow KEY=VALUE` pairs, which it reads).
 pub(crate) fn make_dut(
     spec: &str,
     trace: &Trace,
     model: &ccreplay::manifest::ModelSpec,
     timeout_ms: u64,
+    allow: &[String],
 ) -> Result<Box<dyn Dut>, Failure> {
     let (kind, rest) = spec.split_once(':').unwrap_or((spec, ""));
     let setup = || -> Result<DutSetup, Failure> {
@@ -280,10 +281,12 @@ pub(crate) fn make_dut(
             Ok(Box::new(ModelDut::new(m)))
         }
         "wire" => Ok(Box::new(
-            ccreplay::dut::wire::WireDut::load(trace, &setup()?).map_err(|e| Failure {
-                code: 2,
-                message: e.to_string(),
-                hint: None,
+            ccreplay::dut::wire::WireDut::load_with(trace, &setup()?, allow).map_err(|e| {
+                Failure {
+                    code: 2,
+                    message: e.to_string(),
+                    hint: None,
+                }
             })?,
         )),
         "process" if !rest.trim().is_empty() => Ok(Box::new(

@@ -66,7 +66,7 @@ pub(crate) fn run(a: ReplayArgs) -> Result<u8, Failure> {
         })
         .map_err(in_manifest(&trace))?,
         Some(s) => {
-            let mut dut = make_dut(s, &trace, &spec, a.dut_timeout_ms)?;
+            let mut dut = make_dut(s, &trace, &spec, a.dut_timeout_ms, &[])?;
             let stats = replay::replay_dut(&trace, dut.as_mut(), |d| {
                 pb.inc();
                 out.push(d)

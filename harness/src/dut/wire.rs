@@ -75,11 +75,19 @@ struct Tally {
     acks: u64,
     dups: u64,
     naks: u64,
-    /// Data packets with no reply: dropped after a NAK (not compared), arrived too close to
-    /// the capture's end for their reply (not compared), or missing.
+    /// Data packets with no reply: dropped after a NAK (not compared), acknowledged by a later
+    /// reply within `ack_coalescing` (not compared), arrived too close to the capture's end
+    /// for their reply (not compared), or missing.
     silent: u64,
+    coalesced: u64,
     cut_by_end: u64,
     unanswered: u64,
+    /// The allowance `ack_coalescing`: packets one reply may acknowledge.
+    coalesce: u64,
+    /// Unanswered packets a later reply acknowledged (beyond `ack_coalescing`), and the most
+    /// packets one reply acknowledged: the hint after a verdict with missing decisions.
+    acked_later: u64,
+    most_acked: u64,
     /// The NIC's slowest turnaround in the capture: a data packet to the ACK of its PSN, ns.
     turnaround_ns: u64,
     /// Replies that answered no data packet: extra decisions; before the flow's first data
@@ -150,6 +158,14 @@ impl Tally {
                     n(self.silent)
                 );
             }
+            if self.coalesced > 0 {
+                let _ = write!(
+                    s,
+                    ", {} acknowledged by a later ACK (coalesced, ack_coalescing {}: not compared)",
+                    n(self.coalesced),
+                    self.coalesce
+                );
+            }
             if self.cut_by_end > 0 {
                 let _ = write!(
                     s,
@@ -160,6 +176,18 @@ impl Tally {
             }
             if self.unanswered > 0 {
                 let _ = write!(s, ", {} unanswered (missing)", n(self.unanswered));
+            }
+            if self.acked_later > 0 {
+                let _ = write!(
+                    s,
+                    "\nhint: {} of {} unanswered data packets were acknowledged by a later \
+                     ACK or NAK of the flow (a cumulative ACK for several packets: FNCC \
+                     3.2.3 allows one for every m); if the NIC does so by design, allow it: --allow ack_coalescing={} (the most \
+                     one reply acknowledged here; docs/dut.md)",
+                    n(self.acked_later),
+                    n(self.unanswered),
+                    self.most_acked
+                );
             }
         }
         s
@@ -180,6 +208,10 @@ impl Tally {
             "other": self.other,
             "data": self.data,
             "silent": self.silent,
+            "coalesced": self.coalesced,
+            "ack_coalescing": self.coalesce,
+            "acked_later": self.acked_later,
+            "most_acked": self.most_acked,
             "cut_by_end": self.cut_by_end,
             "turnaround_ns": self.turnaround_ns,
             "unanswered": self.unanswered,
@@ -320,9 +352,18 @@ fn err(what: impl Into<String>, hint: Option<String>) -> DutError {
 }
 
 impl WireDut {
-    /// Read the ACKs the capture point's host sent.
+    /// Read the ACKs the capture point's host sent, with the allowances of the manifest's
+    /// `[observed]` table.
     pub fn load(trace: &Trace, setup: &DutSetup) -> Result<Self, DutError> {
+        Self::load_with(trace, setup, &[])
+    }
+
+    /// [`Self::load`], with the command line's `--allow KEY=VALUE` pairs after the manifest's
+    /// (`ack_coalescing`; `reaction` for the NP's CNPs).
+    pub fn load_with(trace: &Trace, setup: &DutSetup, allow: &[String]) -> Result<Self, DutError> {
         let m = &trace.manifest;
+        let allow = crate::observe::Allowances::resolve(&m.observed, allow)
+            .map_err(|e| err(e.to_string(), None))?;
         if !MODELS.contains(&setup.model.as_str()) {
             return Err(err(
                 format!(
@@ -454,6 +495,7 @@ impl WireDut {
                 psn,
                 rec.ts_ns,
                 AckSeen { n, cwnd, flags },
+                usize::try_from(allow.ack_coalescing).unwrap_or(usize::MAX),
                 if np { &mut unused } else { &mut tally },
             );
         }
@@ -467,8 +509,9 @@ impl WireDut {
                 if np { &mut unused } else { &mut tally },
             );
         }
+        tally.coalesce = allow.ack_coalescing;
         let np = np
-            .then(|| np_wire(trace, setup, &by_reply, &per_peer, &cnps, &mut tally))
+            .then(|| np_wire(setup, &allow, &by_reply, &per_peer, &cnps, &mut tally))
             .transpose()?;
         Ok(WireDut {
             name: format!("wire ({host})"),
@@ -485,8 +528,8 @@ impl WireDut {
 /// The NP's CNPs by flow: a CNP names the peer's QP, which the host's ACKs (or the manifest)
 /// pair with a flow; else the peer's only flow.
 fn np_wire(
-    trace: &Trace,
     setup: &DutSetup,
+    allow: &crate::observe::Allowances,
     by_reply: &HashMap<(IpAddr, u32), FlowId>,
     per_peer: &HashMap<IpAddr, Vec<FlowId>>,
     cnps: &[(u64, IpAddr, u32)],
@@ -497,8 +540,6 @@ fn np_wire(
         .get("min_time_between_cnps")
         .and_then(serde_json::Value::as_u64)
         .unwrap_or(50);
-    let allow = crate::observe::Allowances::resolve(&trace.manifest.observed, &[])
-        .map_err(|e| err(e.to_string(), None))?;
     let mut by_flow: HashMap<FlowId, VecDeque<u64>> = HashMap::new();
     for &(t, peer, peer_qp) in cnps {
         let flow = by_reply.get(&(peer, peer_qp)).copied().or_else(|| {
@@ -568,7 +609,9 @@ impl Dut for WireDut {
             Answer::Reply(a) => out.push(decision(&a)),
             // Dropped by the responder's rule, or its reply after the capture's end: what the
             // receiver decided is not on the wire.
-            Answer::Silent | Answer::CutByEnd => self.hidden = Some((ev.flow, ev.index)),
+            Answer::Silent | Answer::Coalesced | Answer::CutByEnd => {
+                self.hidden = Some((ev.flow, ev.index));
+            }
             Answer::Waiting | Answer::Unanswered => {}
         }
         // Replies that answered no packet: decisions the reference did not make (extra).

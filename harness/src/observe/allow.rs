@@ -23,6 +23,9 @@ pub struct Allowances {
     pub resolution_ns: Option<u64>,
     /// `window_slack`: bytes in flight a sender may have above its window (`None`: one MTU).
     pub window_slack_bytes: Option<u64>,
+    /// `ack_coalescing` (`--dut wire`): data packets one ACK or NAK of a receiver may
+    /// acknowledge (IBA lets a responder coalesce ACKs); 1 = an ACK for every packet.
+    pub ack_coalescing: u64,
 }
 
 impl Default for Allowances {
@@ -37,12 +40,13 @@ impl Default for Allowances {
             timing_ns: 200,
             resolution_ns: None,
             window_slack_bytes: None,
+            ack_coalescing: 1,
         }
     }
 }
 
 /// The keys, their unit kind and what they mean (the error of an unknown key lists them).
-pub const KEYS: [(&str, &str, &str); 6] = [
+pub const KEYS: [(&str, &str, &str); 7] = [
     (
         "reaction",
         "time",
@@ -68,6 +72,11 @@ pub const KEYS: [(&str, &str, &str); 6] = [
         "window_slack",
         "bytes",
         "bytes in flight above the window (default: one MTU)",
+    ),
+    (
+        "ack_coalescing",
+        "count",
+        "--dut wire: data packets one ACK may acknowledge (default 1)",
     ),
 ];
 
@@ -140,6 +149,16 @@ pub fn parse_bytes(v: &str) -> Result<u64, AllowError> {
     Ok((x * scale).round() as u64)
 }
 
+/// A whole number of at least 1 (`16`, `1_000`).
+pub fn parse_count(v: &str) -> Result<u64, AllowError> {
+    v.trim()
+        .replace('_', "")
+        .parse::<u64>()
+        .ok()
+        .filter(|&c| c >= 1)
+        .ok_or_else(|| AllowError(format!("`{v}`: a whole number of at least 1")))
+}
+
 /// `2%` or `0.02`.
 pub fn parse_ratio(v: &str) -> Result<f64, AllowError> {
     let (n, unit) = split_unit(v);
@@ -165,6 +184,7 @@ impl Allowances {
             "timing" => self.timing_ns = parse_time_ns(value)?,
             "resolution" => self.resolution_ns = Some(parse_time_ns(value)?.max(1)),
             "window_slack" => self.window_slack_bytes = Some(parse_bytes(value)?),
+            "ack_coalescing" => self.ack_coalescing = parse_count(value)?,
             _ => {
                 return Err(AllowError(format!(
                     "unknown allowance `{key}`: {}",

@@ -20,8 +20,11 @@
 //!
 //! The packets it passes over got no reply: **silent** when their PSN is after the PSN the
 //! flow's last NAK named and no ACK has reached that PSN since (the responder dropped them by
-//! rule: their decision is not on the wire and is not compared), **unanswered** otherwise (the
-//! diff's *missing*, as for a NIC that coalesces ACKs). A reply no waiting packet can take is
+//! rule: their decision is not on the wire and is not compared); **coalesced** when the reply
+//! acknowledges them (a PSN before the ACK's, or before the PSN a NAK names: IBA lets a
+//! responder cover several packets with one ACK) and the user allows the NIC that
+//! (`ack_coalescing` K: the K − 1 packets just before the reply; not compared either);
+//! **unanswered** otherwise (the diff's *missing*). A reply no waiting packet can take is
 //! **extra** (a decision the reference did not make) once the flow has had data in the
 //! capture, and skipped before that (it answers a packet from before the capture began).
 //!
@@ -50,6 +53,8 @@ pub(super) enum Answer {
     Reply(AckSeen),
     /// Dropped out of sequence after a NAK: no reply by rule, not compared.
     Silent,
+    /// Acknowledged by a later reply within the allowed coalescing: not compared.
+    Coalesced,
     /// Arrived too close to the capture's end for its reply to be in it: not compared.
     CutByEnd,
     /// No reply: missing.
@@ -116,8 +121,17 @@ impl FlowReplies {
         }
     }
 
-    /// The host sent a reply (`nak`: a NAK or RNR NAK) with this PSN at `t_ns`.
-    pub fn reply(&mut self, nak: bool, psn: u32, t_ns: u64, seen: AckSeen, tally: &mut Tally) {
+    /// The host sent a reply (`nak`: a NAK or RNR NAK) with this PSN at `t_ns`; one reply
+    /// may acknowledge up to `coalesce` packets (the allowance `ack_coalescing`, at least 1).
+    pub fn reply(
+        &mut self,
+        nak: bool,
+        psn: u32,
+        t_ns: u64,
+        seen: AckSeen,
+        coalesce: usize,
+        tally: &mut Tally,
+    ) {
         let Some(j) = self.taker(nak, psn) else {
             match self.slots.len().checked_sub(1) {
                 Some(last) => {
@@ -128,7 +142,7 @@ impl FlowReplies {
             }
             return;
         };
-        self.pass_over(j, tally);
+        self.passed_by_reply(j, psn, coalesce, tally);
         let Some(i) = self.waiting.pop_front() else {
             return;
         };
@@ -171,20 +185,54 @@ impl FlowReplies {
         self.pass_over(self.waiting.len(), tally);
     }
 
+    /// A reply naming `psn` passed over the `n` oldest waiting packets. Those it acknowledges
+    /// (a PSN before `psn`: an ACK of p covers every PSN up to p, a NAK naming e every PSN
+    /// before e) are coalesced when among the `coalesce − 1` just before the reply; the rest
+    /// are silent or unanswered as [`Self::pass_over`] says. The unanswered ones the reply
+    /// acknowledges are counted for the verdict's hint, with the longest run one reply covered.
+    fn passed_by_reply(&mut self, n: usize, psn: u32, coalesce: usize, tally: &mut Tally) {
+        let allowed = coalesce.saturating_sub(1);
+        let mut run = 0u64;
+        for k in 0..n {
+            let Some(i) = self.waiting.pop_front() else {
+                break;
+            };
+            let slot = &mut self.slots[i];
+            let in_gap = self.gap.is_some_and(|g| psn_after(slot.psn, g));
+            let acked = psn_after(psn, slot.psn);
+            if !in_gap && acked {
+                run += 1;
+                if n - k <= allowed {
+                    slot.answer = Answer::Coalesced;
+                    tally.coalesced += 1;
+                    continue;
+                }
+                tally.acked_later += 1;
+            }
+            self.mark_passed(i, tally);
+        }
+        tally.most_acked = tally.most_acked.max(run + 1);
+    }
+
     /// The `n` oldest waiting packets got no reply: silent in an open gap, else unanswered.
     fn pass_over(&mut self, n: usize, tally: &mut Tally) {
         for _ in 0..n {
             let Some(i) = self.waiting.pop_front() else {
                 return;
             };
-            let slot = &mut self.slots[i];
-            if self.gap.is_some_and(|g| psn_after(slot.psn, g)) {
-                slot.answer = Answer::Silent;
-                tally.silent += 1;
-            } else {
-                slot.answer = Answer::Unanswered;
-                tally.unanswered += 1;
-            }
+            self.mark_passed(i, tally);
+        }
+    }
+
+    /// Slot `i` got no reply: silent in an open gap, else unanswered.
+    fn mark_passed(&mut self, i: usize, tally: &mut Tally) {
+        let slot = &mut self.slots[i];
+        if self.gap.is_some_and(|g| psn_after(slot.psn, g)) {
+            slot.answer = Answer::Silent;
+            tally.silent += 1;
+        } else {
+            slot.answer = Answer::Unanswered;
+            tally.unanswered += 1;
         }
     }
 
@@ -224,14 +272,14 @@ mod tests {
         let mut t = Tally::default();
         let mut f = FlowReplies::default();
         f.data(10, 0, &mut t);
-        f.reply(false, 10, 0, seen(1), &mut t);
+        f.reply(false, 10, 0, seen(1), 1, &mut t);
         f.data(12, 0, &mut t);
-        f.reply(true, 11, 0, seen(2), &mut t);
+        f.reply(true, 11, 0, seen(2), 1, &mut t);
         f.data(13, 0, &mut t);
         f.data(11, 0, &mut t);
-        f.reply(false, 11, 0, seen(3), &mut t);
+        f.reply(false, 11, 0, seen(3), 1, &mut t);
         f.data(12, 0, &mut t);
-        f.reply(false, 12, 0, seen(4), &mut t);
+        f.reply(false, 12, 0, seen(4), 1, &mut t);
         f.finish(0, None, &mut t);
         let answers: Vec<Answer> = f.slots.iter().map(|s| s.answer).collect();
         assert_eq!(
@@ -264,13 +312,13 @@ mod tests {
     fn duplicates_coalescing_and_extra_replies() {
         let mut t = Tally::default();
         let mut f = FlowReplies::default();
-        f.reply(false, 4, 0, seen(9), &mut t); // before the capture's first data packet
+        f.reply(false, 4, 0, seen(9), 1, &mut t); // before the capture's first data packet
         f.data(5, 0, &mut t);
         f.data(6, 0, &mut t);
-        f.reply(false, 6, 0, seen(1), &mut t); // coalesced: 5 unanswered
+        f.reply(false, 6, 0, seen(1), 1, &mut t); // coalesced: 5 unanswered
         f.data(5, 0, &mut t); // a duplicate: ACK of 6
-        f.reply(false, 6, 0, seen(2), &mut t);
-        f.reply(false, 6, 0, seen(3), &mut t); // nothing waits: extra, after the third packet
+        f.reply(false, 6, 0, seen(2), 1, &mut t);
+        f.reply(false, 6, 0, seen(3), 1, &mut t); // nothing waits: extra, after the third packet
         f.finish(0, None, &mut t);
         let answers: Vec<Answer> = f.slots.iter().map(|s| s.answer).collect();
         assert_eq!(
@@ -292,6 +340,55 @@ mod tests {
         assert_eq!((a, extra), (Answer::Reply(seen(2)), &[(2, seen(3))][..]));
     }
 
+    /// A responder that coalesces ACKs (FNCC 3.2.3: one cumulative ACK for every m packets):
+    /// an ACK of p acknowledges every PSN before p, a NAK naming e every PSN before e. With
+    /// `ack_coalescing` K the K − 1 packets just before the reply are coalesced (not
+    /// compared); older ones stay unanswered, and are counted as acknowledged later.
+    #[test]
+    fn coalesced_acks_within_the_allowance_are_not_compared() {
+        let run = |k: usize| {
+            let mut t = Tally::default();
+            let mut f = FlowReplies::default();
+            for psn in 1..=3 {
+                f.data(psn, 0, &mut t);
+            }
+            f.reply(false, 3, 0, seen(1), k, &mut t); // acknowledges 1 and 2
+            f.data(4, 0, &mut t);
+            f.data(6, 0, &mut t); // 5 lost
+            f.reply(true, 5, 0, seen(2), k, &mut t); // answers 6, acknowledges 4
+            f.data(7, 0, &mut t); // in the gap: silent whatever K
+            f.data(5, 0, &mut t);
+            f.reply(false, 5, 0, seen(3), k, &mut t);
+            f.finish(0, None, &mut t);
+            let answers: Vec<Answer> = f.slots.iter().map(|s| s.answer).collect();
+            (answers, t)
+        };
+        use Answer::{Coalesced as C, Reply as R, Silent as S, Unanswered as U};
+        // K = 1: every ACK answers its own packet; 1, 2 and 4 are missing, each acknowledged
+        // by a later reply (the hint's count); the ACK of 3 covered the most: 3 packets.
+        let (a, t) = run(1);
+        assert_eq!(a, [U, U, R(seen(1)), U, R(seen(2)), S, R(seen(3))]);
+        assert_eq!(
+            (
+                t.unanswered,
+                t.coalesced,
+                t.acked_later,
+                t.most_acked,
+                t.silent
+            ),
+            (3, 0, 3, 3, 1)
+        );
+        // K = 2: the one packet just before each reply is coalesced: 2 and 4; 1 is not.
+        let (a, t) = run(2);
+        assert_eq!(a, [U, C, R(seen(1)), C, R(seen(2)), S, R(seen(3))]);
+        assert_eq!((t.unanswered, t.coalesced, t.acked_later), (1, 2, 1));
+        // K = 3: all three.
+        let (a, t) = run(3);
+        assert_eq!(a, [C, C, R(seen(1)), C, R(seen(2)), S, R(seen(3))]);
+        assert_eq!((t.unanswered, t.coalesced, t.acked_later), (0, 3, 0));
+        assert_eq!((t.acks, t.naks, t.data), (2, 1, 7));
+    }
+
     /// Packets still waiting at the end: silent inside a NAK's gap, unanswered otherwise; the
     /// 24-bit PSN wrap is serial order (C-2).
     #[test]
@@ -299,7 +396,7 @@ mod tests {
         let mut t = Tally::default();
         let mut f = FlowReplies::default();
         f.data(0xFF_FFFE, 0, &mut t);
-        f.reply(true, 0xFF_FFFD, 0, seen(1), &mut t);
+        f.reply(true, 0xFF_FFFD, 0, seen(1), 1, &mut t);
         f.data(0xFF_FFFF, 0, &mut t);
         f.data(0, 0, &mut t);
         f.finish(0, None, &mut t);
@@ -308,7 +405,7 @@ mod tests {
         let mut t = Tally::default();
         let mut f = FlowReplies::default();
         f.data(0xFF_FFFF, 0, &mut t);
-        f.reply(false, 0xFF_FFFF, 0, seen(1), &mut t);
+        f.reply(false, 0xFF_FFFF, 0, seen(1), 1, &mut t);
         f.data(0, 0, &mut t);
         f.finish(0, None, &mut t);
         assert_eq!((t.acks, t.silent, t.unanswered), (1, 0, 1));
@@ -321,7 +418,7 @@ mod tests {
         let mut t = Tally::default();
         let mut f = FlowReplies::default();
         f.data(1, 0, &mut t);
-        f.reply(false, 1, 300, seen(1), &mut t); // turnaround 300 ns
+        f.reply(false, 1, 300, seen(1), 1, &mut t); // turnaround 300 ns
         f.data(2, 1_000, &mut t);
         f.data(3, 1_500, &mut t); // 500 ns before the end: its ACK is overdue
         f.data(4, 1_700, &mut t); // 300 ns before: the window's edge, included
@@ -344,9 +441,9 @@ mod tests {
         let mut t = Tally::default();
         let mut f = FlowReplies::default();
         f.data(1, 0, &mut t);
-        f.reply(false, 1, 300, seen(1), &mut t);
+        f.reply(false, 1, 300, seen(1), 1, &mut t);
         f.data(3, 1_000, &mut t);
-        f.reply(true, 2, 1_300, seen(2), &mut t);
+        f.reply(true, 2, 1_300, seen(2), 1, &mut t);
         f.data(4, 1_900, &mut t);
         f.finish(2_000, Some(300), &mut t);
         assert_eq!((t.naks, t.silent, t.cut_by_end, t.unanswered), (1, 1, 0, 0));
