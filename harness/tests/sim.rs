@@ -970,6 +970,68 @@ fn samples_cover_the_flows_not_the_idle_run() {
     }
 }
 
+/// `flows_file` (docs/sim.md "Flows from a file"): the CSV's rows are flows after the
+/// `[[flows]]` entries, exactly as if written as tables — the engine's configuration and the
+/// run's metrics.json are the same bytes — and a wrong file is an error with its line.
+#[test]
+fn flows_from_a_csv_file_are_the_same_flows() {
+    let dir = tmp_dir("sim-flows-file");
+    let head = "name = \"csv\"\nmodel = \"hpcc\"\nduration_ns = 200_000\n";
+    let topo = "[topology]\nkind = \"incast\"\nsenders = 3\nhost_bps = 100_000_000_000\n";
+    let first = "[[flows]]\nsrc = \"h0\"\ndst = \"h3\"\nsize_bytes = 30_000\n";
+    let inline = format!(
+        "{head}{topo}{first}[[flows]]\nsrc = \"h1\"\ndst = \"h3\"\nsize_bytes = 20_000\n\
+         start_ns = 5_000\nfirst_psn = 7\n[[flows]]\nsrc = \"h2\"\ndst = \"h3\"\n\
+         size_bytes = 10_000\nstart_ns = 9_000\n"
+    );
+    // The columns in another order, spaces around values, an empty first_psn: drawn.
+    std::fs::write(
+        dir.join("f.csv"),
+        "dst,src,start_ns,size_bytes,first_psn\nh3,h1,5000,20000,7\nh3, h2 ,9000,10000,\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("a.toml"), &inline).unwrap();
+    std::fs::write(
+        dir.join("b.toml"),
+        format!("{head}flows_file = \"f.csv\"\n{topo}{first}"),
+    )
+    .unwrap();
+    let a = Scenario::load(&dir.join("a.toml")).unwrap();
+    let b = Scenario::load(&dir.join("b.toml")).unwrap();
+    assert_eq!(b.flows.len(), 3);
+    assert_eq!(a.to_config(None).unwrap().0, b.to_config(None).unwrap().0);
+    for (s, out) in [(&a, "a"), (&b, "b")] {
+        let run = sim::simulate(s, None, &mut |_| {}).unwrap();
+        sim::write(&run, &dir.join(out), true).unwrap();
+    }
+    let metrics = |d: &str| std::fs::read(dir.join(d).join("metrics.json")).unwrap();
+    assert!(metrics("a") == metrics("b"), "metrics.json differ");
+
+    let refused = |csv: &str| {
+        std::fs::write(dir.join("f.csv"), csv).unwrap();
+        match Scenario::load(&dir.join("b.toml")) {
+            Err(e) => e.to_string(),
+            Ok(_) => panic!("{csv:?} accepted"),
+        }
+    };
+    let e = refused("src,dst,size_bytes,start_ns\nh1,h3,20000,0\nh2,h3,lots,0\n");
+    assert!(e.contains("f.csv: line 3:"), "{e}");
+    let e = refused("src,dst,size_bytes\nh1,h3,20000\n");
+    assert!(e.contains("the header has no `start_ns`"), "{e}");
+    let e = refused("src,dst,size_bytes,start_ns,queue\nh1,h3,20000,0,4\n");
+    assert!(e.contains("line 2:") && e.contains("queue"), "{e}");
+    std::fs::remove_file(dir.join("f.csv")).unwrap();
+    let e = Scenario::load(&dir.join("b.toml")).unwrap_err().to_string();
+    assert!(e.contains("f.csv"), "{e}");
+    // Text has no folder to read it from.
+    let s = Scenario::parse(&std::fs::read_to_string(dir.join("b.toml")).unwrap()).unwrap();
+    let e = s.to_config(None).unwrap_err().to_string();
+    assert!(
+        e.contains("flows_file `f.csv` is read when the scenario is loaded"),
+        "{e}"
+    );
+}
+
 /// Every scenario file in `scenarios/` parses and makes a network the engine accepts.
 #[test]
 fn every_scenario_file_builds() {

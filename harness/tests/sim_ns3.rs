@@ -200,6 +200,17 @@ fn fat_tree_completion_times_agree_with_the_simulator() {
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
+    // More than 1,000 flows: they are in fat.flows.csv beside the scenario, a header and one
+    // row per flow of flow.txt (its first line says how many).
+    let flow_txt = std::fs::read_to_string(root().join("tests/fixtures/ns3-fat/flow.txt")).unwrap();
+    let count: usize = flow_txt.lines().next().unwrap().trim().parse().unwrap();
+    let csv = std::fs::read_to_string(dir.join("fat.flows.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + count);
+    assert!(
+        std::fs::read_to_string(&out)
+            .unwrap()
+            .contains("flows_file = \"fat.flows.csv\"")
+    );
     let sc = Scenario::load(&out).unwrap();
     let run = sim::simulate(&sc, None, &mut |_| {}).unwrap();
     // fct.txt: `sip dip sport dport size start_ns fct_ns standalone_ns`; hosts are nodes

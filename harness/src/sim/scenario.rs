@@ -55,7 +55,14 @@ pub struct Scenario {
     #[serde(default)]
     pub params: toml::Table,
     /// Flows.
+    #[serde(default)]
     pub flows: Vec<FlowEntry>,
+    /// A CSV file of more flows, relative to the scenario file (docs/sim.md "Flows from a
+    /// file"): header `src,dst,size_bytes,start_ns` and optionally `first_psn`, one flow a
+    /// row, after the `[[flows]]` entries. Read by [`Scenario::load`]: tens of thousands of
+    /// `[[flows]]` tables cost the TOML parser kilobytes each (100,000 flows: 339 MB).
+    #[serde(default)]
+    pub flows_file: Option<String>,
     /// Host NICs to capture.
     #[serde(default)]
     pub taps: Vec<TapSpec>,
@@ -575,6 +582,18 @@ pub struct FlowEntry {
     pub first_psn: Option<u32>,
 }
 
+/// One row of a `flows_file`: a `[[flows]]` entry without a host range.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FlowRow {
+    src: String,
+    dst: String,
+    size_bytes: u64,
+    start_ns: u64,
+    #[serde(default)]
+    first_psn: Option<u32>,
+}
+
 /// Where a tap's manifest says the capture was taken.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -745,14 +764,51 @@ impl Scenario {
 
     /// Read and parse a scenario file.
     pub fn load(path: &Path) -> Result<Self, SimError> {
-        let text = std::fs::read_to_string(path).map_err(|source| SimError::Io {
-            path: path.to_path_buf(),
+        Self::load_with(path, &[])
+    }
+
+    /// Append the rows of `flows_file` (relative to `dir`, the scenario file's folder) to
+    /// `flows`; [`Scenario::load`] does it. A scenario parsed from text has none read, and
+    /// [`Scenario::to_config`] refuses it while `flows_file` is unread.
+    pub fn read_flows_file(&mut self, dir: &Path) -> Result<(), SimError> {
+        let Some(name) = self.flows_file.take() else {
+            return Ok(());
+        };
+        let path = dir.join(&name);
+        let file = std::fs::File::open(&path).map_err(|source| SimError::Io {
+            path: path.clone(),
             source,
         })?;
-        Self::parse(&text).map_err(|e| match e {
-            SimError::Scenario(m) => SimError::Scenario(format!("{}: {m}", path.display())),
-            e => e,
-        })
+        let bad = |m: String| SimError::Scenario(format!("flows_file {}: {m}", path.display()));
+        let mut rows = csv::ReaderBuilder::new()
+            .trim(csv::Trim::All)
+            .from_reader(std::io::BufReader::new(file));
+        let headers = rows.headers().map_err(|e| bad(e.to_string()))?.clone();
+        for want in ["src", "dst", "size_bytes", "start_ns"] {
+            if !headers.iter().any(|h| h == want) {
+                return Err(bad(format!(
+                    "the header has no `{want}` (src,dst,size_bytes,start_ns[,first_psn])"
+                )));
+            }
+        }
+        for row in rows.deserialize::<FlowRow>() {
+            let r = row.map_err(|e| {
+                let line = e.position().map_or(0, csv::Position::line);
+                let why = match e.kind() {
+                    csv::ErrorKind::Deserialize { err, .. } => err.to_string(),
+                    _ => e.to_string(),
+                };
+                bad(format!("line {line}: {why}"))
+            })?;
+            self.flows.push(FlowEntry {
+                src: r.src,
+                dst: r.dst,
+                size_bytes: r.size_bytes,
+                start_ns: r.start_ns,
+                first_psn: r.first_psn,
+            });
+        }
+        Ok(())
     }
 
     /// Parse a scenario file's text with `sets` applied to it first. An override that makes
@@ -819,10 +875,12 @@ impl Scenario {
             path: path.to_path_buf(),
             source,
         })?;
-        Self::parse_with(&text, sets).map_err(|e| match e {
+        let mut s = Self::parse_with(&text, sets).map_err(|e| match e {
             SimError::Scenario(m) => SimError::Scenario(format!("{}: {m}", path.display())),
             e => e,
-        })
+        })?;
+        s.read_flows_file(path.parent().unwrap_or(Path::new(".")))?;
+        Ok(s)
     }
 
     /// The model parameters of `[params]`.
@@ -892,6 +950,11 @@ impl Scenario {
 
     /// The engine's configuration, with `seed` instead of the file's when given.
     pub fn to_config(&self, seed: Option<u64>) -> Result<(NetConfig, ModelParams), SimError> {
+        if let Some(f) = &self.flows_file {
+            return Err(SimError::Scenario(format!(
+                "flows_file `{f}` is read when the scenario is loaded from its file (the path is relative to it)"
+            )));
+        }
         let topology = self.topology.build()?;
         let mp = self.model_params()?;
         let node = |name: &str| {

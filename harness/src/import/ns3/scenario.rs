@@ -19,6 +19,9 @@ const PFC_SHIFT: u32 = 3;
 const MAX_SAMPLES: u64 = 10_000;
 /// With one (`QLEN_MON_START` < `QLEN_MON_END`), this many samples across the window.
 const WINDOW_SAMPLES: u64 = 1_000;
+/// Up to this many flows are written as `[[flows]]` tables; more go to a CSV file beside the
+/// scenario (`flows_file`): the TOML parser spends kilobytes on each table.
+const INLINE_FLOWS: usize = 1_000;
 /// third.cc's `qlen_mon_start` / `qlen_mon_end` when the config does not set them, ns.
 const DEFAULT_QLEN_MON: (u64, u64) = (2_000_000_000, 2_100_000_000);
 
@@ -287,6 +290,20 @@ pub fn write_scenario(config: &Path, out: &Path) -> Result<ScenarioSummary, Impo
         "# {sample_why}; nothing is sampled before the first flow or once the network is quiet"
     );
     let _ = writeln!(w, "sample_interval_ns = {sample_ns}");
+    // More than INLINE_FLOWS flows: a CSV beside the scenario, row k = the flow file's line
+    // k + 1 (docs/sim.md "Flows from a file").
+    let csv_path = (flows.len() > INLINE_FLOWS).then(|| out.with_extension("flows.csv"));
+    if let Some(p) = &csv_path {
+        let file = p.file_name().map(|n| n.to_string_lossy().into_owned());
+        let _ = writeln!(
+            w,
+            "# {} flows: row k of the CSV is line k + 1 of {}\nflows_file = {}",
+            flows.len(),
+            flow_path.display(),
+            q(file.as_deref().unwrap_or_default())
+        );
+    }
+    let mut csv = String::from("src,dst,size_bytes,start_ns,first_psn\n");
     let _ = writeln!(w, "\n[topology]\nkind = \"custom\"");
     let _ = writeln!(w, "hosts = {nh}\nswitches = {ns}");
     let _ = writeln!(w, "# ns-3 node ids: {}", node_map(&name));
@@ -387,6 +404,14 @@ pub fn write_scenario(config: &Path, out: &Path) -> Result<ScenarioSummary, Impo
                 f.start_s
             ))
         })?;
+        if csv_path.is_some() {
+            let _ = writeln!(
+                csv,
+                "{},{},{},{start_ns},0",
+                name[f.src as usize], name[f.dst as usize], f.size_bytes
+            );
+            continue;
+        }
         let _ = writeln!(
             w,
             "[[flows]]\n# line {}: ns-3 {} -> {}, sport {}\nsrc = {}\ndst = {}\nsize_bytes = {}\n\
@@ -403,7 +428,19 @@ pub fn write_scenario(config: &Path, out: &Path) -> Result<ScenarioSummary, Impo
     for wn in &warnings {
         let _ = writeln!(w, "# note: {wn}");
     }
-    // Staged beside the target, renamed into place once complete.
+    // Staged beside the targets, renamed into place once complete (the flows first: a
+    // scenario never names a CSV that is not there).
+    if let Some(p) = &csv_path {
+        let tmp = p.with_extension("csv.partial");
+        std::fs::write(&tmp, &csv).map_err(|source| ImportError::Io {
+            path: tmp.clone(),
+            source,
+        })?;
+        std::fs::rename(&tmp, p).map_err(|source| ImportError::Io {
+            path: p.clone(),
+            source,
+        })?;
+    }
     let tmp = out.with_extension("toml.partial");
     std::fs::write(&tmp, &o).map_err(|source| ImportError::Io {
         path: tmp.clone(),
