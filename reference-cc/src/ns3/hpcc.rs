@@ -317,9 +317,20 @@ fn hop_u(cfg: &Config, hop: &IntHop, prev: &IntHop) -> Option<(u64, f64)> {
     Some((tau, u))
 }
 
+/// Each hop's [`hop_u`] as one update computed it (`None`: sampled out or skipped), for the
+/// coverage count to read instead of dividing again.
+type HopUs = [Option<(u64, f64)>; MAX_HOP];
+
 /// `RdmaHw::UpdateRateHp` after the first RTT, for one ACK with `hops` (nhop <= 5).
-/// Returns nothing: it updates `st` exactly as the C++ does.
-fn update_rate(cfg: &Config, st: &mut FlowState, hops: &[IntHop], fast_react: bool) {
+/// It updates `st` exactly as the C++ does; `us` receives each hop's `hop_u` (only read by
+/// [`covered_by`], never by the update).
+fn update_rate(
+    cfg: &Config,
+    st: &mut FlowState,
+    hops: &[IntHop],
+    fast_react: bool,
+    us: &mut HopUs,
+) {
     let t = cfg.base_rtt_ns;
     let mut big_u = 0.0f64; // `double U = 0`
     let mut dt = 0u64; // `uint64_t dt = 0`
@@ -335,6 +346,7 @@ fn update_rate(cfg: &Config, st: &mut FlowState, hops: &[IntHop], fast_react: bo
         let Some((mut tau, u)) = hop_u(cfg, hop, &st.hops[i]) else {
             continue;
         };
+        us[i] = Some((tau, u));
         updated[i] = true;
         updated_any = true;
         if !cfg.multi_rate {
@@ -447,7 +459,8 @@ fn clamp_rate(cfg: &Config, r: u64) -> u64 {
 /// docs/models/ns3.md (N1-N14, H7-H10) or the project rule (C-2); docs/conformance.md says
 /// which bundled trace exercises which. Counted once per `rx_ack` / `rx_nak` that exercises
 /// them, observed from outside the update ([`covered_by`]: the flow's state before and after,
-/// the ACK, and the same pure per-hop functions), so counting cannot change a decision.
+/// the ACK, the same pure per-hop functions and the per-hop values the update computed, read
+/// only), so counting cannot change a decision.
 pub const COVERAGE: [&str; 27] = [
     "H10 ACK without INT (nhop 0): no rate change",
     "N3 first ACK of a flow: INT stored, lastUpdateSeq = snd_nxt",
@@ -509,21 +522,34 @@ mod cov {
     pub const FIXED_WIN: usize = 26;
 }
 
-type Covered = [bool; COVERAGE.len()];
+/// The rules one ACK exercised, bit `i` for [`COVERAGE`]`[i]`: counting them walks the set
+/// bits (a handful) instead of adding 27 flags (a seventh of the model's instructions).
+#[derive(Clone, Copy, Default)]
+struct Covered(u32);
+
+const _: () = assert!(COVERAGE.len() <= 32);
+
+impl Covered {
+    /// Mark rule `i` when `hit` (a rule once marked stays marked).
+    #[inline]
+    fn set(&mut self, i: usize, hit: bool) {
+        self.0 |= u32::from(hit) << i;
+    }
+}
 
 /// Mark the N9 branch and clamp one rate computation took (`c` after its EWMA, `rc_bps` and
 /// `inc_stage` before it), and return the clamped rate.
 fn covered_step(cfg: &Config, rc_bps: u64, inc_stage: u32, c: f64, cv: &mut Covered) -> u64 {
     if c >= 1.0 {
-        cv[cov::MD] = true;
+        cv.set(cov::MD, true);
     } else if inc_stage >= cfg.mi_thresh {
-        cv[cov::MI] = true;
+        cv.set(cov::MI, true);
     } else {
-        cv[cov::AI] = true;
+        cv.set(cov::AI, true);
     }
     let (r, _) = unclamped_rate(cfg, rc_bps, inc_stage, c);
-    cv[cov::MIN_CLAMP] |= r < cfg.min_rate_bps;
-    cv[cov::MAX_CLAMP] |= r > cfg.max_rate_bps;
+    cv.set(cov::MIN_CLAMP, r < cfg.min_rate_bps);
+    cv.set(cov::MAX_CLAMP, r > cfg.max_rate_bps);
     clamp_rate(cfg, r)
 }
 
@@ -536,30 +562,31 @@ fn covered_by(
     nak: bool,
     kind: Kind,
     after: &FlowState,
+    us: &HopUs,
 ) -> Covered {
-    let mut cv = [false; COVERAGE.len()];
-    cv[cov::NAK] = nak;
-    cv[cov::VAR_WIN] = cfg.var_win;
-    cv[cov::FIXED_WIN] = !cfg.var_win;
+    let mut cv = Covered::default();
+    cv.set(cov::NAK, nak);
+    cv.set(cov::VAR_WIN, cfg.var_win);
+    cv.set(cov::FIXED_WIN, !cfg.var_win);
     let (hops, nhop, header) = match &ack.int {
         Some(s) => (s.hops(), usize::from(s.n_hop()), Some(s.header)),
         None => (&[][..], 0, None),
     };
-    cv[cov::NO_INT] = nhop == 0;
-    cv[cov::FIRST] = kind == Kind::First;
-    cv[cov::COMMITTED] = kind == Kind::Update;
-    cv[cov::FAST] = kind == Kind::Fast;
-    cv[cov::IGNORED] = kind == Kind::Ignored;
+    cv.set(cov::NO_INT, nhop == 0);
+    cv.set(cov::FIRST, kind == Kind::First);
+    cv.set(cov::COMMITTED, kind == Kind::Update);
+    cv.set(cov::FAST, kind == Kind::Fast);
+    cv.set(cov::IGNORED, kind == Kind::Ignored);
     if kind != Kind::First {
         let ack_seq = if nak { ack.psn } else { psn_add(ack.psn, 1) };
         let last = before.last_update_seq;
-        cv[cov::PSN_WRAP] = psn_after(ack_seq, last) != (ack_seq > last);
+        cv.set(cov::PSN_WRAP, psn_after(ack_seq, last) != (ack_seq > last));
     }
     if kind == Kind::Ignored {
         return cv;
     }
     if nhop > MAX_HOP {
-        cv[cov::LONG_STACK] = true;
+        cv.set(cov::LONG_STACK, true);
         return cv;
     }
     if kind == Kind::First {
@@ -567,25 +594,29 @@ fn covered_by(
     }
     // The update ran on these hops.
     let fast = kind == Kind::Fast;
-    cv[cov::MULTI_HOP] = hops.len() > 1;
-    cv[cov::PATH_CHANGE] = matches!((before.seen_path, header), (Some(p), Some(h)) if p != h);
+    cv.set(cov::MULTI_HOP, hops.len() > 1);
+    cv.set(
+        cov::PATH_CHANGE,
+        matches!((before.seen_path, header), (Some(p), Some(h)) if p != h),
+    );
     let t = cfg.base_rtt_ns;
     let mut updated = [false; MAX_HOP];
     let (mut max_u, mut max_hop, mut max_tau) = (0.0f64, None, 0u64);
     for (i, (hop, prev)) in hops.iter().zip(&before.hops).enumerate() {
         if sampled_out(cfg, hop, fast) {
-            cv[cov::SAMPLED_OUT] = true;
+            cv.set(cov::SAMPLED_OUT, true);
             continue;
         }
-        let Some((tau, u)) = hop_u(cfg, hop, prev) else {
-            cv[cov::UNDEFINED_HOP] = true;
+        // The update's own hop_u of this hop (the same pure function of `hop` and `prev`).
+        let Some((tau, u)) = us[i] else {
+            cv.set(cov::UNDEFINED_HOP, true);
             continue;
         };
         updated[i] = true;
-        cv[cov::TS_WRAP] |= hop.ts < prev.ts;
-        cv[cov::TX_WRAP] |= hop.tx_bytes < prev.tx_bytes;
+        cv.set(cov::TS_WRAP, hop.ts < prev.ts);
+        cv.set(cov::TX_WRAP, hop.tx_bytes < prev.tx_bytes);
         if cfg.multi_rate {
-            cv[cov::TAU_CLAMPED] |= tau > t;
+            cv.set(cov::TAU_CLAMPED, tau > t);
         } else if u > max_u {
             (max_u, max_hop, max_tau) = (u, Some(i), tau);
         }
@@ -594,13 +625,13 @@ fn covered_by(
         return cv;
     }
     if !cfg.multi_rate {
-        cv[cov::SINGLE] = true;
-        cv[cov::MAX_NOT_FIRST] = max_hop.is_some_and(|i| i > 0);
-        cv[cov::TAU_CLAMPED] = max_tau > t;
+        cv.set(cov::SINGLE, true);
+        cv.set(cov::MAX_NOT_FIRST, max_hop.is_some_and(|i| i > 0));
+        cv.set(cov::TAU_CLAMPED, max_tau > t);
         let c = after.u / cfg.u_target;
         covered_step(cfg, before.cur_rate_bps, before.inc_stage, c, &mut cv);
     } else {
-        cv[cov::MULTI] = true;
+        cv.set(cov::MULTI, true);
         // R = min(line rate, each updated hop's new rate, each other hop's Rc): which hop
         // gave it (the first to reach the minimum) and whether a hop not updated did.
         let (mut r, mut from) = (cfg.max_rate_bps, None);
@@ -620,8 +651,11 @@ fn covered_by(
                 (r, from) = (cand, Some(i));
             }
         }
-        cv[cov::R_LATER_HOP] = from.is_some_and(|i| i > 0);
-        cv[cov::R_STALE_HOP] = min_stale < min_updated.min(cfg.max_rate_bps);
+        cv.set(cov::R_LATER_HOP, from.is_some_and(|i| i > 0));
+        cv.set(
+            cov::R_STALE_HOP,
+            min_stale < min_updated.min(cfg.max_rate_bps),
+        );
     }
     cv
 }
@@ -654,7 +688,7 @@ pub const STATE_NAMES_MULTI: &[&str] = &[
 #[derive(Clone, Debug)]
 pub struct HpccNs3 {
     cfg: Config,
-    flows: BTreeMap<FlowId, FlowState>,
+    flows: FlowTable,
     /// How often each of [`COVERAGE`] ran.
     covered: [u64; COVERAGE.len()],
 }
@@ -664,140 +698,174 @@ impl HpccNs3 {
     pub fn new(params: &HpccNs3Params) -> Result<Self, ParamError> {
         Ok(HpccNs3 {
             cfg: params.config()?,
-            flows: BTreeMap::new(),
+            flows: FlowTable::default(),
             covered: [0; COVERAGE.len()],
         })
     }
 
     /// The state of a flow, if seen.
     pub fn flow(&self, flow: FlowId) -> Option<&FlowState> {
-        self.flows.get(&flow)
+        self.flows.get(flow)
     }
 
     /// `m_win` in bytes.
     pub fn win_bytes(&self) -> u64 {
         self.cfg.win_bytes
     }
+}
 
-    /// `RdmaQueuePair::GetWin()`: `m_win × m_rate / m_max_rate` (uint64 arithmetic, at least
-    /// 1) with `VAR_WIN`, else `m_win`.
-    fn window(&self, st: &FlowState) -> u64 {
-        if self.cfg.var_win {
-            let w = self.cfg.win_bytes.wrapping_mul(st.rate_bps) / self.cfg.max_rate_bps;
-            w.max(1)
-        } else {
-            self.cfg.win_bytes
+/// `RdmaQueuePair::GetWin()`: `m_win × m_rate / m_max_rate` (uint64 arithmetic, at least 1)
+/// with `VAR_WIN`, else `m_win`.
+fn window(cfg: &Config, st: &FlowState) -> u64 {
+    if cfg.var_win {
+        let w = cfg.win_bytes.wrapping_mul(st.rate_bps) / cfg.max_rate_bps;
+        w.max(1)
+    } else {
+        cfg.win_bytes
+    }
+}
+
+/// Flow states by flow id. Ids below `DENSE_FLOWS` (the engine numbers each host's flows
+/// from 0) sit in a `Vec` indexed by id, the rest in a map: every event looks its flow up,
+/// and a B-tree search was a tenth of the model's instructions per ACK.
+#[derive(Clone, Debug, Default)]
+struct FlowTable {
+    dense: Vec<Option<FlowState>>,
+    sparse: BTreeMap<FlowId, FlowState>,
+}
+
+/// Flow ids kept in `FlowTable::dense` (at most this many states' worth of `Option`s).
+const DENSE_FLOWS: usize = 4096;
+
+impl FlowTable {
+    fn get(&self, flow: FlowId) -> Option<&FlowState> {
+        match self.dense.get(flow as usize) {
+            Some(s) => s.as_ref(),
+            None if (flow as usize) < DENSE_FLOWS => None,
+            None => self.sparse.get(&flow),
         }
     }
 
-    /// `RdmaHw::ReceiveAck` (the HPCC part) for one ACK (`nak` false) or NAK: how it was
-    /// dispatched, the flow's state before and after.
-    fn on_ack(&mut self, flow: FlowId, ack: &AckInfo, nak: bool) -> (Kind, FlowState, FlowState) {
-        let cfg = self.cfg;
-        let st = self
-            .flows
-            .entry(flow)
-            .or_insert_with(|| FlowState::new(&cfg));
-        let before = *st;
-        // The ACK's cumulative sequence: next PSN expected (ACK: PSN + 1; NAK: the PSN).
-        let ack_seq = if nak { ack.psn } else { psn_add(ack.psn, 1) };
-        // `qp->Acknowledge(seq)`: snd_una = max(snd_una, seq).
-        let una = match st.snd_una {
-            Some(u) if !psn_after(ack_seq, u) => u,
-            _ => ack_seq,
-        };
-        st.snd_una = Some(una);
-        if nak {
-            st.snd_nxt = una; // `RecoverQueue`: snd_nxt = snd_una, before HandleAckHp
-        }
-        let (hops, nhop): (&[IntHop], usize) = match &ack.int {
-            Some(s) => (s.hops(), usize::from(s.n_hop())),
-            None => (&[], 0),
-        };
-        // HandleAckHp: full update when ack_seq > lastUpdateSeq, else FastReactHp.
-        let kind = if !st.started {
-            Kind::First
-        } else if psn_after(ack_seq, st.last_update_seq) {
-            Kind::Update
-        } else if cfg.fast_react {
-            Kind::Fast
+    /// The flow's state, created as `RdmaHw::AddQueuePair` does when first seen.
+    #[inline]
+    fn get_or_new(&mut self, flow: FlowId, cfg: &Config) -> &mut FlowState {
+        let i = flow as usize;
+        if i < DENSE_FLOWS {
+            if i >= self.dense.len() {
+                self.dense.resize(i + 1, None);
+            }
+            self.dense[i].get_or_insert_with(|| FlowState::new(cfg))
         } else {
-            Kind::Ignored
-        };
-        let next_seq = st.snd_nxt;
-        match kind {
-            Kind::First => {
-                // "first RTT": lastUpdateSeq = snd_nxt; store INT. The C++ asserts
-                // nhop <= maxHop; a longer stack stores nothing here.
-                st.started = true;
+            self.sparse
+                .entry(flow)
+                .or_insert_with(|| FlowState::new(cfg))
+        }
+    }
+}
+
+/// `RdmaHw::ReceiveAck` (the HPCC part) for one ACK (`nak` false) or NAK on the flow's state
+/// `st`: how it was dispatched; `us` receives the update's per-hop values (coverage only).
+fn on_ack(cfg: &Config, st: &mut FlowState, ack: &AckInfo, nak: bool, us: &mut HopUs) -> Kind {
+    // The ACK's cumulative sequence: next PSN expected (ACK: PSN + 1; NAK: the PSN).
+    let ack_seq = if nak { ack.psn } else { psn_add(ack.psn, 1) };
+    // `qp->Acknowledge(seq)`: snd_una = max(snd_una, seq).
+    let una = match st.snd_una {
+        Some(u) if !psn_after(ack_seq, u) => u,
+        _ => ack_seq,
+    };
+    st.snd_una = Some(una);
+    if nak {
+        st.snd_nxt = una; // `RecoverQueue`: snd_nxt = snd_una, before HandleAckHp
+    }
+    let (hops, nhop): (&[IntHop], usize) = match &ack.int {
+        Some(s) => (s.hops(), usize::from(s.n_hop())),
+        None => (&[], 0),
+    };
+    // HandleAckHp: full update when ack_seq > lastUpdateSeq, else FastReactHp.
+    let kind = if !st.started {
+        Kind::First
+    } else if psn_after(ack_seq, st.last_update_seq) {
+        Kind::Update
+    } else if cfg.fast_react {
+        Kind::Fast
+    } else {
+        Kind::Ignored
+    };
+    let next_seq = st.snd_nxt;
+    match kind {
+        Kind::First => {
+            // "first RTT": lastUpdateSeq = snd_nxt; store INT. The C++ asserts
+            // nhop <= maxHop; a longer stack stores nothing here.
+            st.started = true;
+            st.last_update_seq = next_seq;
+            if nhop <= MAX_HOP {
+                st.hops[..hops.len()].copy_from_slice(hops);
+            }
+        }
+        Kind::Update | Kind::Fast => {
+            let fast = kind == Kind::Fast;
+            // `if (ih.nhop <= IntHeader::maxHop)`: a longer stack changes no rate.
+            if nhop <= MAX_HOP {
+                update_rate(cfg, st, hops, fast, us);
+            }
+            if !fast && psn_after(next_seq, st.last_update_seq) {
                 st.last_update_seq = next_seq;
-                if nhop <= MAX_HOP {
-                    st.hops[..hops.len()].copy_from_slice(hops);
-                }
             }
-            Kind::Update | Kind::Fast => {
-                let fast = kind == Kind::Fast;
-                // `if (ih.nhop <= IntHeader::maxHop)`: a longer stack changes no rate.
-                if nhop <= MAX_HOP {
-                    update_rate(&cfg, st, hops, fast);
-                }
-                if !fast && psn_after(next_seq, st.last_update_seq) {
-                    st.last_update_seq = next_seq;
-                }
-            }
-            Kind::Ignored => {}
         }
-        if kind != Kind::Ignored && (1..=MAX_HOP).contains(&nhop) {
-            // Coverage only (H7): the path whose records were just stored.
-            st.seen_path = ack.int.as_ref().map(|s| s.header);
-        }
-        (kind, before, *st)
+        Kind::Ignored => {}
     }
+    if kind != Kind::Ignored && (1..=MAX_HOP).contains(&nhop) {
+        // Coverage only (H7): the path whose records were just stored.
+        st.seen_path = ack.int.as_ref().map(|s| s.header);
+    }
+    kind
+}
 
-    fn decision(&self, ev: &Event, st: &FlowState) -> Decision {
-        let state = if self.cfg.multi_rate {
-            let h = &st.hop_state;
-            State::new(
-                STATE_NAMES_MULTI,
-                &[
-                    StateValue::U64(st.rate_bps),
-                    StateValue::U64(u64::from(st.last_update_seq)),
-                    StateValue::F64(h[0].u),
-                    StateValue::F64(h[1].u),
-                    StateValue::F64(h[2].u),
-                    StateValue::F64(h[3].u),
-                    StateValue::F64(h[4].u),
-                    StateValue::U64(h[0].rc_bps),
-                    StateValue::U64(h[1].rc_bps),
-                    StateValue::U64(h[2].rc_bps),
-                    StateValue::U64(h[3].rc_bps),
-                    StateValue::U64(h[4].rc_bps),
-                ],
-            )
-        } else {
-            State::new(
-                STATE_NAMES_SINGLE,
-                &[
-                    StateValue::U64(st.rate_bps),
-                    StateValue::U64(st.cur_rate_bps),
-                    StateValue::F64(st.u),
-                    StateValue::U64(u64::from(st.inc_stage)),
-                    StateValue::U64(u64::from(st.last_update_seq)),
-                    StateValue::U64(u64::from(st.snd_nxt)),
-                ],
-            )
-        };
-        Decision {
-            t_ns: ev.t_ns,
-            flow: ev.flow,
-            cause: ev.cause(),
-            outputs: Outputs {
-                rate_bps: Some(st.rate_bps),
-                window_bytes: Some(self.window(st)),
-                ..Outputs::default()
-            },
-            state,
-        }
+/// The decision for `ev` with the flow's state `st` after it.
+#[inline]
+fn decision(cfg: &Config, ev: &Event, st: &FlowState) -> Decision {
+    let state = if cfg.multi_rate {
+        let h = &st.hop_state;
+        State::new(
+            STATE_NAMES_MULTI,
+            &[
+                StateValue::U64(st.rate_bps),
+                StateValue::U64(u64::from(st.last_update_seq)),
+                StateValue::F64(h[0].u),
+                StateValue::F64(h[1].u),
+                StateValue::F64(h[2].u),
+                StateValue::F64(h[3].u),
+                StateValue::F64(h[4].u),
+                StateValue::U64(h[0].rc_bps),
+                StateValue::U64(h[1].rc_bps),
+                StateValue::U64(h[2].rc_bps),
+                StateValue::U64(h[3].rc_bps),
+                StateValue::U64(h[4].rc_bps),
+            ],
+        )
+    } else {
+        State::new(
+            STATE_NAMES_SINGLE,
+            &[
+                StateValue::U64(st.rate_bps),
+                StateValue::U64(st.cur_rate_bps),
+                StateValue::F64(st.u),
+                StateValue::U64(u64::from(st.inc_stage)),
+                StateValue::U64(u64::from(st.last_update_seq)),
+                StateValue::U64(u64::from(st.snd_nxt)),
+            ],
+        )
+    };
+    Decision {
+        t_ns: ev.t_ns,
+        flow: ev.flow,
+        cause: ev.cause(),
+        outputs: Outputs {
+            rate_bps: Some(st.rate_bps),
+            window_bytes: Some(window(cfg, st)),
+            ..Outputs::default()
+        },
+        state,
     }
 }
 
@@ -809,11 +877,7 @@ impl Model for HpccNs3 {
     fn on_event(&mut self, ev: &Event, out: &mut Vec<Decision>) {
         let (ack, nak) = match &ev.kind {
             EventKind::TxData { psn, .. } => {
-                let cfg = self.cfg;
-                let st = self
-                    .flows
-                    .entry(ev.flow)
-                    .or_insert_with(|| FlowState::new(&cfg));
+                let st = self.flows.get_or_new(ev.flow, &self.cfg);
                 st.snd_nxt = psn_add(*psn, 1);
                 return;
             }
@@ -821,11 +885,17 @@ impl Model for HpccNs3 {
             EventKind::RxNak(a) => (a, true),
             EventKind::RxCnp | EventKind::RxData { .. } | EventKind::Dequeue { .. } => return,
         };
-        let (kind, before, st) = self.on_ack(ev.flow, ack, nak);
-        out.push(self.decision(ev, &st));
-        let cv = covered_by(&self.cfg, &before, ack, nak, kind, &st);
-        for (n, hit) in self.covered.iter_mut().zip(cv) {
-            *n += u64::from(hit);
+        let cfg = &self.cfg;
+        let st = self.flows.get_or_new(ev.flow, cfg);
+        let before = *st;
+        let mut us = [None; MAX_HOP];
+        let kind = on_ack(cfg, st, ack, nak, &mut us);
+        out.push(decision(cfg, ev, st));
+        let cv = covered_by(cfg, &before, ack, nak, kind, st, &us);
+        let mut bits = cv.0;
+        while bits != 0 {
+            self.covered[bits.trailing_zeros() as usize] += 1;
+            bits &= bits - 1;
         }
     }
 
