@@ -93,7 +93,7 @@ impl Network {
             m.on_event(&ev, &mut self.scratch);
         }
         let (n, cwnd, flags) = self.receiver_outputs(hi);
-        self.arm_timers(h);
+        self.arm_timer(h, 1);
 
         let f = &mut self.flows[fi as usize];
         let expected_psn = f.psn(f.expected);
@@ -227,6 +227,9 @@ impl Network {
     /// fields the decisions set (FNCC N; RCC cwnd, N, flags).
     pub(super) fn receiver_outputs(&mut self, h: usize) -> (u16, u32, u8) {
         let (mut n, mut cwnd, mut flags) = (0, 0, 0);
+        if self.scratch.is_empty() {
+            return (n, cwnd, flags); // no decision (most data packets): nothing to do
+        }
         let mut cnps = 0usize;
         let mut cnp_flows = [0u32; 16];
         for d in &self.scratch {

@@ -35,7 +35,7 @@ impl Network {
                 Ev::Arrive { port, pkt } => self.arrive(port, pkt, sink)?,
                 Ev::PortFree { port } => {
                     self.ports[port as usize].busy = false;
-                    self.try_start(port, sink)?;
+                    self.start_next(port, sink)?;
                 }
                 Ev::PortWake { port } => {
                     let p = &mut self.ports[port as usize];
@@ -76,22 +76,29 @@ impl Network {
     }
 
     /// Schedule the host's model timers (C-5) when a deadline is earlier than the pending one.
-    pub(super) fn arm_timers(&mut self, h: u32) {
-        for side in 0..2u8 {
-            let host = &self.hosts[h as usize];
-            let m = if side == 0 {
-                &host.sender
-            } else {
-                &host.receiver
-            };
-            let Some(d) = m.as_ref().and_then(|m| m.next_timer_ns()) else {
-                continue;
-            };
-            let t = deadline_ps(d).max(self.now);
-            if t < host.timer_at[side as usize] {
-                self.hosts[h as usize].timer_at[side as usize] = t;
-                self.schedule(t, CLASS_TIMER, Ev::Timer { host: h, side });
-            }
+    fn arm_timers(&mut self, h: u32) {
+        self.arm_timer(h, 0);
+        self.arm_timer(h, 1);
+    }
+
+    /// [`Self::arm_timers`] for one model, `side` 0 the sender's, 1 the receiver's: called
+    /// after that model ran (an event, a timer). The other model's deadline cannot have moved
+    /// (a model's deadline is its own state), so it was armed when it last ran.
+    #[inline]
+    pub(super) fn arm_timer(&mut self, h: u32, side: u8) {
+        let host = &self.hosts[h as usize];
+        let m = if side == 0 {
+            &host.sender
+        } else {
+            &host.receiver
+        };
+        let Some(d) = m.as_ref().and_then(|m| m.next_timer_ns()) else {
+            return;
+        };
+        let t = deadline_ps(d).max(self.now);
+        if t < host.timer_at[side as usize] {
+            self.hosts[h as usize].timer_at[side as usize] = t;
+            self.schedule(t, CLASS_TIMER, Ev::Timer { host: h, side });
         }
     }
 
@@ -126,7 +133,7 @@ impl Network {
                 self.receiver_outputs(hi);
             }
         }
-        self.arm_timers(h);
+        self.arm_timer(h, side);
         let port = self.hosts[hi].port;
         self.try_start(port, sink)
     }

@@ -24,6 +24,9 @@ impl Network {
     /// The sender model's decisions in `scratch`: the flows' rates and windows, now or, with
     /// `[device]` `reaction_ns`, that much later.
     pub(super) fn apply_sender_decisions(&mut self, h: usize) {
+        if self.scratch.is_empty() {
+            return; // no decision (a tx_data event): nothing to apply or record
+        }
         let dev = &self.cfg.device;
         let host = &mut self.hosts[h];
         let mut delayed = 0;
@@ -182,7 +185,7 @@ impl Network {
             m.on_event(ev, &mut self.scratch);
         }
         self.apply_sender_decisions(h);
-        self.arm_timers(h as u32);
+        self.arm_timer(h as u32, 0);
     }
 }
 

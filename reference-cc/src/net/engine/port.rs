@@ -15,11 +15,19 @@ use crate::net::{DequeueTruth, NetError, SwitchTapPoint, TapSink, ser_ps};
 impl Network {
     /// Start the next transmission on `port` if it is idle: a pending PFC frame, then control
     /// frames, then data (unless paused by PFC).
+    #[inline(always)]
     pub(super) fn try_start(&mut self, port: u32, sink: &mut dyn TapSink) -> Result<(), NetError> {
-        let p = &mut self.ports[port as usize];
-        if p.busy {
+        // A busy port (a packet queued behind the one on the wire) is the common case at a
+        // switch: answered here, without the call and the large frame of `start_next`.
+        if self.ports[port as usize].busy {
             return Ok(());
         }
+        self.start_next(port, sink)
+    }
+
+    /// [`Self::try_start`] on an idle port.
+    pub(super) fn start_next(&mut self, port: u32, sink: &mut dyn TapSink) -> Result<(), NetError> {
+        let p = &mut self.ports[port as usize];
         if !p.link_up {
             // Down: nothing is routed here; an XON or XOFF for the peer is lost.
             p.pfc_pending = None;
