@@ -194,6 +194,7 @@ impl Network {
                     prop_ps: l.prop_ns * PS_PER_NS,
                     line_code: LineRate::from_bps(l.rate_bps).map_or(0xF, |c| c.0),
                     busy: false,
+                    free_later: None,
                     ctrl: PktQueue::EMPTY,
                     data: PktQueue::EMPTY,
                     queued_bytes: 0,

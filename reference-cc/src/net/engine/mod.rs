@@ -204,6 +204,11 @@ struct PortState {
     prop_ps: u64,
     line_code: u8,
     busy: bool,
+    /// The key (time ps, order) of this switch port's `PortFree`, reserved but not scheduled:
+    /// the port went on the wire with nothing behind it, so the event would find nothing to
+    /// do. It is scheduled with that key if anything reaches the port first (`try_start`),
+    /// else dropped — the run is the same event for event, one queue push and pop fewer.
+    free_later: Option<(u64, u64)>,
     ctrl: PktQueue,
     data: PktQueue,
     /// Bytes waiting (not on the wire), data and control.
@@ -249,18 +254,30 @@ impl PortState {
         } else {
             self.tx_bytes
         };
-        let qlen_unit = if q.qlen_bytes { 1 } else { QLEN_UNIT };
+        // Divisions by the constant unit, not by a unit chosen at run time (a `div`: tens of
+        // cycles per hop).
+        let qlen = if q.qlen_bytes {
+            self.queued_bytes
+        } else {
+            self.queued_bytes / QLEN_UNIT
+        };
         // The offsets start the switch's clock and counter where the scenario says (both 0 by
-        // default); a coarse clock reads its time floored to its tick.
+        // default); a coarse clock reads its time floored to its tick (the exact clock, tick 1,
+        // without dividing).
         let clock_ns = abs_ns(clock_ps)
             .wrapping_add(self.int_ts_offset_ns)
             .wrapping_add(drift_ns(clock_ps / PS_PER_NS, self.drift));
+        let ts = if self.int_ts_res_ns == 1 {
+            clock_ns
+        } else {
+            clock_ns - clock_ns % self.int_ts_res_ns
+        };
         IntHop {
             b: self.line_code,
             // The casts keep the low bits, IntHop masks the widths.
-            ts: (clock_ns - clock_ns % self.int_ts_res_ns) as u32,
+            ts: ts as u32,
             tx_bytes: (tx.wrapping_add(self.int_tx_offset) / TX_BYTES_UNIT) as u32,
-            qlen: (self.queued_bytes / qlen_unit).min(0xFFFF) as u16,
+            qlen: qlen.min(0xFFFF) as u16,
         }
     }
 
