@@ -196,13 +196,15 @@ impl Network {
         let peer_port = p.peer_port;
         self.seq += 1;
         let order = CLASS_PACKET << 56 | self.seq;
-        if p.host == u32::MAX
+        // A host port idles the same way once its NIC has no flow left to send (`live_tx` only
+        // shrinks; an ACK, NAK or CNP queued later comes with a `try_start`).
+        if (p.host == u32::MAX || self.hosts[p.host as usize].live_tx.is_empty())
             && p.ctrl.head == NO_PKT
             && p.data.head == NO_PKT
             && p.pfc_pending.is_none()
             && p.paused_until <= done
         {
-            // A switch port with nothing behind this packet: its `PortFree` at `done` would
+            // A port with nothing behind this packet: its `PortFree` at `done` would
             // find no frame to send and no pause to wait out (`start_next` does nothing), unless
             // something reaches the port first — every such change calls `try_start`, which
             // schedules the event then, with the key reserved here (so every other event keeps
