@@ -166,73 +166,77 @@ impl PktQueue {
     }
 }
 
+/// Fields in the order the hot paths read them (`repr(C)`): what every transmission and
+/// `start_next` touch in the first cache line, the rest of a switch hop in the next two,
+/// counters and samples after (the k = 8 tree's ports do not stay in cache).
+#[repr(C)]
 struct PortState {
-    /// INT clock offset, ns, and txBytes start value, bytes (`SwitchConfig`).
-    int_ts_offset_ns: u64,
-    int_tx_offset: u64,
-    /// INT clock tick of the port's switch, ns (`SwitchConfig::int_ts_resolution_ns`,
-    /// `NetConfig::switch_clocks`; 1 = exact).
-    int_ts_res_ns: u64,
+    busy: bool,
     /// False while the port's link is down (`NetConfig::link_events`).
     link_up: bool,
-    /// Index of the port's link in the topology.
-    link: u32,
-    /// INT clock drift of the port's switch, ppm (`[switch_device]` `clock_drift_ppm` × its
-    /// number).
-    drift: f64,
-    /// Switch tap on this (egress) port: index in `NetConfig::switch_taps`, or `NO_TAP`.
-    stap: u32,
-    /// RED's average queue, bytes (`mark-average-queue`).
-    avg_q: f64,
-    /// IB payload bytes whose transmission started (`txbytes-no-headers`).
-    tx_payload: u64,
-    node: NodeId,
+    xoff: bool,
+    line_code: u8,
+    /// A PFC frame to send next (its pause quanta).
+    pfc_pending: Option<u16>,
     /// Host slot of the node, or `u32::MAX` at a switch.
     host: u32,
     /// Switch slot of the node, or `u32::MAX` at a host.
     switch: u32,
-    /// Index of this port at its node.
-    index: u16,
-    peer: NodeId,
     /// Global index of the peer's port.
     peer_port: u32,
-    rate_bps: u64,
-    /// The port's RED ramp (switch ports: [`SwitchConfig::red_for`] its rate).
-    red: Option<RedParams>,
-    /// ps per byte when exact (rate divides 8 × 10^12), else 0.
-    ps_per_byte: u64,
-    prop_ps: u64,
-    line_code: u8,
-    busy: bool,
-    /// The key (time ps, order) of this switch port's `PortFree`, reserved but not scheduled:
-    /// the port went on the wire with nothing behind it, so the event would find nothing to
-    /// do. It is scheduled with that key if anything reaches the port first (`try_start`),
-    /// else dropped — the run is the same event for event, one queue push and pop fewer.
-    free_later: Option<(u64, u64)>,
+    /// Switch tap on this (egress) port: index in `NetConfig::switch_taps`, or `NO_TAP`.
+    stap: u32,
     ctrl: PktQueue,
     data: PktQueue,
     /// Bytes waiting (not on the wire), data and control.
     queued_bytes: u64,
     /// Bytes whose transmission started (INT txBytes).
     tx_bytes: u64,
-    /// A PFC frame to send next (its pause quanta).
-    pfc_pending: Option<u16>,
+    /// IB payload bytes whose transmission started (`txbytes-no-headers`).
+    tx_payload: u64,
     /// The peer paused our data until then (ps).
     paused_until: u64,
+    /// ps per byte when exact (rate divides 8 × 10^12), else 0.
+    ps_per_byte: u64,
+    prop_ps: u64,
+    /// The key (time ps, order) of this switch port's `PortFree`, reserved but not scheduled:
+    /// the port went on the wire with nothing behind it, so the event would find nothing to
+    /// do. It is scheduled with that key if anything reaches the port first (`try_start`),
+    /// else dropped — the run is the same event for event, one queue push and pop fewer.
+    free_later: Option<(u64, u64)>,
+    queue_max: u64,
+    /// Ingress side: data bytes buffered at this switch that arrived through this port.
+    ingress_bytes: u64,
+    /// INT clock offset, ns, and txBytes start value, bytes (`SwitchConfig`).
+    int_ts_offset_ns: u64,
+    int_tx_offset: u64,
+    /// INT clock tick of the port's switch, ns (`SwitchConfig::int_ts_resolution_ns`,
+    /// `NetConfig::switch_clocks`; 1 = exact).
+    int_ts_res_ns: u64,
+    /// INT clock drift of the port's switch, ppm (`[switch_device]` `clock_drift_ppm` × its
+    /// number).
+    drift: f64,
+    rate_bps: u64,
+    /// Index of this port at its node.
+    index: u16,
+    node: NodeId,
+    /// Index of the port's link in the topology.
+    link: u32,
+    /// RED's average queue, bytes (`mark-average-queue`).
+    avg_q: f64,
+    peer: NodeId,
+    /// The port's RED ramp (switch ports: [`SwitchConfig::red_for`] its rate).
+    red: Option<RedParams>,
     paused_since: Option<u64>,
     paused_ps: u64,
     wake_at: u64,
     /// When the pending XOFF refresh is due (older refresh events are stale).
     refresh_at: u64,
-    /// Ingress side: data bytes buffered at this switch that arrived through this port.
-    ingress_bytes: u64,
-    xoff: bool,
     ecn_marked: u64,
     dropped: u64,
     pause_sent: u64,
     pause_received: u64,
     queue_samples: Vec<u64>,
-    queue_max: u64,
 }
 
 impl PortState {
@@ -352,36 +356,41 @@ struct HostState {
     receiver_decisions: Vec<Decision>,
 }
 
+/// Fields by the path that reads them (`repr(C)`): the k = 8 tree's NIC scheduler looks at
+/// a hundred flows per host, each a miss when its fields are spread over the struct.
+#[repr(C)]
 struct FlowState {
-    src_host: u32,
-    dst_host: u32,
-    /// Index of the destination host among all hosts (routes).
-    dst_route: u32,
-    src_route: u32,
-    local_tx: u32,
-    local_rx: u32,
-    hash: u64,
-    start_ps: u64,
-    message_bytes: u64,
-    packets: u64,
-    psn0: u32,
+    // The NIC scheduler (`can_send`) and the ACK path: one cache line.
     next: u64,
     una: u64,
-    high: u64,
+    packets: u64,
+    message_bytes: u64,
     window_bytes: Option<u64>,
-    rate_bps: u64,
+    high: u64,
     pace_ps: u64,
+    // Sending a packet, the sender side of an ACK.
+    start_ps: u64,
+    rate_bps: u64,
     rto_ps: u64,
     rto_event: u64,
     tx_events: u64,
-    // receiver
+    hash: u64,
+    psn0: u32,
+    /// Index of the destination host among all hosts (routes).
+    dst_route: u32,
+    local_tx: u32,
+    src_host: u32,
+    // Receiver.
     expected: u64,
-    nak_sent: bool,
-    msn: u32,
     rx_events: u64,
-    // metrics
-    finish_ps: Option<u64>,
     delivered_bytes: u64,
+    msn: u32,
+    local_rx: u32,
+    src_route: u32,
+    dst_host: u32,
+    nak_sent: bool,
+    // Metrics.
+    finish_ps: Option<u64>,
     delivered_at_sample: u64,
     throughput: Series,
     rate_series: Series,
