@@ -89,14 +89,7 @@ impl Network {
             }
         }
         if best.is_none() {
-            let host = &self.hosts[h as usize];
-            for (k, (&fi, &release)) in host.live_tx.iter().zip(&host.live_release).enumerate() {
-                // Only an earlier release wins (ties: the first in order); then may it send?
-                if best.is_none_or(|(r, _, _)| release < r) && self.flows[fi as usize].can_send(mtu)
-                {
-                    best = Some((release, fi, k));
-                }
-            }
+            best = self.first_release(h, mtu);
         }
         let Some((release, fi, slot)) = best else {
             return Ok(());
@@ -164,6 +157,42 @@ impl Network {
         }
         let id = self.alloc_clear(pkt);
         self.transmit(port, id)
+    }
+
+    /// The scheduler's choice among host `h`'s live flows: the earliest pacer release among
+    /// the flows that may send, ties to the first in order: (release, flow, index in
+    /// `live_tx`). The k = 8 tree's hosts have a hundred live flows each, and this scan was 7 %
+    /// of its instructions: after the first flow that may send, a block of eight releases is
+    /// looked at one by one only when one of them is earlier than the best so far (the flows
+    /// behind a later release cannot win, whatever `can_send` says).
+    #[inline]
+    fn first_release(&self, h: u32, mtu: u32) -> Option<(u64, u32, usize)> {
+        let host = &self.hosts[h as usize];
+        let n = host.live_tx.len().min(host.live_release.len());
+        let (tx, rel) = (&host.live_tx[..n], &host.live_release[..n]);
+        let may = |k: usize| self.flows[tx[k] as usize].can_send(mtu);
+        let k0 = (0..n).find(|&k| may(k))?;
+        let (mut best_k, mut best_r) = (k0, rel[k0]);
+        let rest = k0 + 1;
+        let (blocks, tail) = rel[rest..].as_chunks::<8>();
+        for (b, block) in blocks.iter().enumerate() {
+            // Only an earlier release wins (ties: the first in order); then may it send?
+            if block.iter().fold(u64::MAX, |m, &r| m.min(r)) < best_r {
+                let at = rest + 8 * b;
+                for (j, &r) in block.iter().enumerate() {
+                    if r < best_r && may(at + j) {
+                        (best_k, best_r) = (at + j, r);
+                    }
+                }
+            }
+        }
+        let at = rest + 8 * blocks.len();
+        for (j, &r) in tail.iter().enumerate() {
+            if r < best_r && may(at + j) {
+                (best_k, best_r) = (at + j, r);
+            }
+        }
+        Some((best_r, tx[best_k], best_k))
     }
 
     fn sender_event(&mut self, h: usize, fi: u32, local: u32, kind: EventKind) {
