@@ -156,7 +156,8 @@ impl Network {
             };
         }
         let id = self.alloc_clear(pkt);
-        self.transmit(port, id)
+        self.transmit(port, id);
+        Ok(())
     }
 
     /// The scheduler's choice among host `h`'s live flows: the earliest pacer release among

@@ -72,7 +72,8 @@ impl Network {
                 }
             }
             let id = self.alloc(pkt);
-            return self.transmit(port, id);
+            self.transmit(port, id);
+            return Ok(());
         }
         if let Some(id) = p.ctrl.pop_front(&self.link) {
             let bytes = self.slab[id as usize].wire_bytes;
@@ -94,7 +95,8 @@ impl Network {
                     sink.record_switch(stap as usize, abs_ns(now), pkt, int, at)?;
                 }
             }
-            return self.transmit(port, id);
+            self.transmit(port, id);
+            return Ok(());
         }
         if p.paused_until > now {
             if p.wake_at > p.paused_until {
@@ -159,7 +161,7 @@ impl Network {
             let (pkt, int) = (&self.slab[id as usize], self.int_of(id));
             sink.record_switch(p.stap as usize, abs_ns(now), pkt, int, at)?;
         }
-        self.transmit(port, id)?;
+        self.transmit(port, id);
         self.release_ingress(ingress, bytes, sink)
     }
 
@@ -185,7 +187,7 @@ impl Network {
 
     /// Put packet `id` on the wire of `port` now.
     #[inline]
-    pub(super) fn transmit(&mut self, port: u32, id: u32) -> Result<(), NetError> {
+    pub(super) fn transmit(&mut self, port: u32, id: u32) {
         let p = &mut self.ports[port as usize];
         let bytes = self.slab[id as usize].wire_bytes;
         p.busy = true;
@@ -226,7 +228,6 @@ impl Network {
                 pkt: id,
             },
         );
-        Ok(())
     }
 
     /// Send a PFC frame out of switch port `port` (quanta 0 = XON), ahead of anything queued.
