@@ -237,6 +237,7 @@ impl IntStack {
 
     /// What a switch does (wire.md 5.2): append its record, increment nHop, XOR its 12-bit ID
     /// into pathID. Returns false (stack unchanged) when `max_hops` records are already filled.
+    #[inline]
     pub fn push(&mut self, switch_id: u16, hop: IntHop, max_hops: u8) -> bool {
         let n = self.header.n_hop as usize;
         if n >= max_hops.min(NHOP_FIELD_MAX) as usize {
