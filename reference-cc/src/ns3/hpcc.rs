@@ -747,7 +747,7 @@ impl FlowTable {
     }
 
     /// The flow's state, created as `RdmaHw::AddQueuePair` does when first seen.
-    #[inline]
+    #[inline(always)]
     fn get_or_new(&mut self, flow: FlowId, cfg: &Config) -> &mut FlowState {
         let i = flow as usize;
         if i < DENSE_FLOWS {
