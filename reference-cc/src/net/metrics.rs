@@ -130,7 +130,8 @@ pub struct Metrics {
     pub duration_ns: u64,
     /// Sample interval, ns.
     pub sample_interval_ns: u64,
-    /// Events the loop processed.
+    /// Events of the run: those the loop processed, and the port-free instants it proved idle
+    /// and did not queue (docs/sim.md "Clocks and order").
     pub events: u64,
     /// The base RTT `T` the models ran with, ns.
     pub base_rtt_ns: u64,
