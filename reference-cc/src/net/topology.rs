@@ -265,13 +265,23 @@ pub(crate) fn port_map(t: &Topology) -> PortMap {
 
 /// Shortest-path (hop count) next hops: for every (node, destination host), the node's ports
 /// that start a shortest path. ECMP picks among them.
+///
+/// Read at every hop, so kept small enough for the caches (the shipped ns-3 fat tree: 376
+/// nodes × 320 hosts of 8-byte entries were 962 KB and a miss per hop): rows only for nodes
+/// with more than one port (a single port is the route), and a node's equal port lists
+/// stored once.
 #[derive(Clone, Debug)]
 pub(crate) struct Routes {
-    /// `index[node * n_hosts + host]` = (start, len) into `ports`.
+    /// `row[node]`: the node's row in `index`, or `NO_ROW` for a node with one port.
+    row: Vec<u32>,
+    /// `index[row * n_hosts + host]` = (start, len) into `ports`.
     index: Vec<(u32, u16)>,
     ports: Vec<u16>,
     n_hosts: usize,
 }
+
+/// [`Routes::row`] of a node with one port: its port 0 is every route.
+const NO_ROW: u32 = u32::MAX;
 
 impl Routes {
     /// `host_slot[node]` = the node's host number (dense, in node order) for hosts. Links
@@ -285,8 +295,18 @@ impl Routes {
         let up = |li: u32| !down.get(li as usize).copied().unwrap_or(false);
         let n = t.nodes.len();
         let nh = host_nodes.len();
-        let mut index = vec![(0u32, 0u16); n * nh];
-        let mut out = Vec::new();
+        let mut row = vec![NO_ROW; n];
+        let mut rows = 0u32;
+        for (u, r) in row.iter_mut().enumerate() {
+            if ports[u].len() > 1 {
+                *r = rows;
+                rows += 1;
+            }
+        }
+        let mut index = vec![(0u32, 0u16); rows as usize * nh];
+        let mut out: Vec<u16> = Vec::new();
+        // Per node with a row: its port lists so far (start, len), to store each once.
+        let mut lists: Vec<Vec<(u32, u16)>> = vec![Vec::new(); rows as usize];
         let mut dist = vec![u32::MAX; n];
         let mut q = VecDeque::new();
         for (hi, &h) in host_nodes.iter().enumerate() {
@@ -310,6 +330,7 @@ impl Routes {
                 if u as NodeId == h {
                     continue;
                 }
+                let r = row[u];
                 if dist[u] == u32::MAX {
                     return Err(NetError::Config(format!(
                         "{} cannot reach {}",
@@ -328,10 +349,32 @@ impl Routes {
                         out.push(pi as u16);
                     }
                 }
-                index[u * nh + hi] = (start, (out.len() as u32 - start) as u16);
+                let len = (out.len() as u32 - start) as u16;
+                if r == NO_ROW {
+                    // One port: it is the route (or none, when its link is down).
+                    out.truncate(start as usize);
+                    continue;
+                }
+                let new = &out[start as usize..];
+                let seen = &mut lists[r as usize];
+                let same = seen
+                    .iter()
+                    .copied()
+                    .find(|&(s, l)| l == len && out[s as usize..s as usize + l as usize] == *new);
+                index[r as usize * nh + hi] = match same {
+                    Some(s) => {
+                        out.truncate(start as usize);
+                        s
+                    }
+                    None => {
+                        seen.push((start, len));
+                        (start, len)
+                    }
+                };
             }
         }
         Ok(Routes {
+            row,
             index,
             ports: out,
             n_hosts: nh,
@@ -341,19 +384,32 @@ impl Routes {
     /// No routes (a placeholder for routes moved out).
     pub(crate) fn empty() -> Self {
         Routes {
+            row: Vec::new(),
             index: Vec::new(),
             ports: Vec::new(),
             n_hosts: 0,
         }
     }
 
-    /// The egress port of `node` towards host number `host`, ECMP by `hash`.
+    /// The egress port of `node` towards host number `host`, ECMP by `hash`: the
+    /// `hash mod len`-th of the next hops.
     #[inline]
     pub(crate) fn next(&self, node: NodeId, host: usize, hash: u64) -> u16 {
-        let (start, len) = self.index[node as usize * self.n_hosts + host];
+        let r = self.row.get(node as usize).copied().unwrap_or(NO_ROW);
+        if r == NO_ROW {
+            return 0;
+        }
+        let (start, len) = self.index[r as usize * self.n_hosts + host];
         if len <= 1 {
             return self.ports.get(start as usize).copied().unwrap_or(0);
         }
-        self.ports[start as usize + (hash % u64::from(len)) as usize]
+        let len = u64::from(len);
+        // A fat tree's fan-outs are powers of two: the same remainder without a division.
+        let k = if len.is_power_of_two() {
+            hash & (len - 1)
+        } else {
+            hash % len
+        };
+        self.ports[start as usize + k as usize]
     }
 }
