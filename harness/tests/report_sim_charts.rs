@@ -236,6 +236,59 @@ fn from_to_restricts_every_time_chart() {
     assert_eq!(o.status.code(), Some(2));
 }
 
+/// Without `--from` / `--to` the time charts show the time the run sampled: from one
+/// interval before its first sample to its last (a run samples only from its first flow's
+/// start until the network is quiet, docs/metrics.md). METRICS moved 500 µs later in a 1 ms
+/// run: first sample 501,000 ns, interval 1,000 → the window is 500,000–520,000 ns, x ticks
+/// within 500–520 µs. `sw0:p0` never queued: left out of the queue chart, and said so.
+#[test]
+fn the_default_window_is_the_sampled_time_and_idle_ports_are_not_drawn() {
+    // Samples at 1-20 µs of a 20 µs run: the whole run, as before.
+    assert_eq!(
+        Window::sampled(&metrics()),
+        Window {
+            from_ns: 0,
+            to_ns: 20_000
+        }
+    );
+    let mut m = metrics();
+    m.duration_ns = 1_000_000;
+    let shift = |s: &mut ccreplay_reference_cc::net::metrics::Series| {
+        s.t_ns.iter_mut().for_each(|t| *t += 500_000);
+    };
+    for f in &mut m.flows {
+        shift(&mut f.rate_bps);
+    }
+    for p in &mut m.ports {
+        shift(&mut p.queue_bytes);
+    }
+    assert_eq!(
+        Window::sampled(&m),
+        Window {
+            from_ns: 500_000,
+            to_ns: 520_000
+        }
+    );
+    let (page, svgs) = ccreplay::report::sim::render(&m, "metrics.json").unwrap();
+    let queue = &svgs.iter().find(|(id, _)| id == "sim-queue").unwrap().1;
+    let (xs, _) = ticks(queue);
+    assert!(xs.len() >= 3, "{xs:?}");
+    assert!(min(&xs) >= 500.0 && max(&xs) <= 520.0, "{xs:?}");
+    assert!(queue.contains("sw0:p1") && !queue.contains("sw0:p0"));
+    assert!(page.contains("1 of 2 ports never queued a byte: not drawn."));
+    // Nothing sampled: the whole run.
+    let mut empty = metrics();
+    empty.flows.clear();
+    empty.ports.clear();
+    assert_eq!(
+        Window::sampled(&empty),
+        Window {
+            from_ns: 0,
+            to_ns: 20_000
+        }
+    );
+}
+
 #[test]
 fn times_take_units() {
     assert_eq!(parse_time("1500"), Ok(1_500));

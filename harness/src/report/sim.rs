@@ -120,6 +120,36 @@ impl Window {
         })
     }
 
+    /// The default window: the time the run sampled, from one interval before its first
+    /// sample (which covers that interval) to its last — a run samples only from its first
+    /// flow's start until the network is quiet (docs/metrics.md), so an experiment with a
+    /// warm-up or a long tail is charted where something happens; the whole run when nothing
+    /// was sampled.
+    pub fn sampled(m: &Metrics) -> Self {
+        let series = m
+            .flows
+            .iter()
+            .flat_map(|f| [&f.throughput_bps, &f.rate_bps, &f.window_bytes])
+            .chain(m.ports.iter().map(|p| &p.queue_bytes));
+        let (mut first, mut last) = (u64::MAX, 0u64);
+        for s in series {
+            if let (Some(&a), Some(&b)) = (s.t_ns.first(), s.t_ns.last()) {
+                first = first.min(a);
+                last = last.max(b);
+            }
+        }
+        if first > last {
+            return Window {
+                from_ns: 0,
+                to_ns: m.duration_ns,
+            };
+        }
+        Window {
+            from_ns: first.saturating_sub(m.sample_interval_ns),
+            to_ns: last.min(m.duration_ns).max(first),
+        }
+    }
+
     fn contains(&self, t_ns: u64) -> bool {
         (self.from_ns..=self.to_ns).contains(&t_ns)
     }
@@ -434,7 +464,11 @@ pub fn render_view(
     source: &str,
     view: &View,
 ) -> Result<(String, Vec<(String, String)>), String> {
-    let w = Window::new(m.duration_ns, view.from_ns, view.to_ns)?;
+    let w = if view.from_ns.is_none() && view.to_ns.is_none() {
+        Window::sampled(m)
+    } else {
+        Window::new(m.duration_ns, view.from_ns, view.to_ns)?
+    };
 
     let title = format!("ccreplay sim — {}", m.scenario);
     let mut body = format!("<h1>{}</h1>\n", escape_html(&title));
@@ -538,11 +572,16 @@ pub fn render_view(
     let flows = |get: fn(&FlowMetrics) -> &Series| -> Vec<(String, &Series)> {
         m.flows.iter().map(|f| (flow_label(f), get(f))).collect()
     };
+    // Ports whose queue stayed empty are left out of the queue charts (a tiny example's 64 idle
+    // host ports would fill the legend and leave the one that queued unseen).
+    let queued = |p: &&PortMetrics| p.queue_bytes.v.iter().any(|&q| q > 0);
     let queues: Vec<(String, &Series)> = m
         .ports
         .iter()
+        .filter(queued)
         .map(|p| (p.name.clone(), &p.queue_bytes))
         .collect();
+    let idle_ports = m.ports.len() - queues.len();
     let rate = SeriesChart {
         id: "sim-rate",
         title: "Sending rate".into(),
@@ -605,7 +644,16 @@ pub fn render_view(
     }
     put(&mut body, &mut svgs, &window, w)?;
     put(&mut body, &mut svgs, &goodput, w)?;
-    if put(&mut body, &mut svgs, &queue, w)? {
+    let drew_queues = put(&mut body, &mut svgs, &queue, w)?;
+    if idle_ports > 0 {
+        let _ = writeln!(
+            body,
+            "<p class=\"note\" id=\"sim-queue-idle\">{} of {} ports never queued a byte: not drawn.</p>",
+            idle_ports,
+            m.ports.len()
+        );
+    }
+    if drew_queues {
         // The same ports, colours and legend over the steady state only.
         match steady_state(&m.ports, w) {
             Some(ss) => {
