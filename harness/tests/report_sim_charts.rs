@@ -276,6 +276,25 @@ fn the_default_window_is_the_sampled_time_and_idle_ports_are_not_drawn() {
     assert!(min(&xs) >= 500.0 && max(&xs) <= 520.0, "{xs:?}");
     assert!(queue.contains("sw0:p1") && !queue.contains("sw0:p0"));
     assert!(page.contains("1 of 2 ports never queued a byte: not drawn."));
+    // 34 ports that queued, port i peaking at (i + 1) × 100 B: the 32 lines drawn are the
+    // deepest, sw0:p2..sw0:p33, not sw0:p0 or sw0:p1.
+    let mut many = metrics();
+    let template = many.ports[1].clone();
+    many.ports = (0..34u64)
+        .map(|i| {
+            let mut p = template.clone();
+            p.name = format!("sw0:p{i}");
+            p.queue_bytes.v = vec![(i + 1) * 100; p.queue_bytes.t_ns.len()];
+            p
+        })
+        .collect();
+    let (page, svgs) = ccreplay::report::sim::render(&many, "metrics.json").unwrap();
+    let queue = &svgs.iter().find(|(id, _)| id == "sim-queue").unwrap().1;
+    let legend = |name: &str| queue.contains(&format!(">\n{name}\n<"));
+    let missing: Vec<u64> = (2..34).filter(|i| !legend(&format!("sw0:p{i}"))).collect();
+    assert!(missing.is_empty(), "not in the legend: {missing:?}");
+    assert!(!legend("sw0:p0") && !legend("sw0:p1"));
+    assert!(page.contains("32 of 34 series drawn."));
     // Nothing sampled: the whole run.
     let mut empty = metrics();
     empty.flows.clear();

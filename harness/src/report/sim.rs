@@ -574,11 +574,13 @@ pub fn render_view(
     };
     // Ports whose queue stayed empty are left out of the queue charts (a tiny example's 64 idle
     // host ports would fill the legend and leave the one that queued unseen).
-    let queued = |p: &&PortMetrics| p.queue_bytes.v.iter().any(|&q| q > 0);
-    let queues: Vec<(String, &Series)> = m
-        .ports
+    // The others largest peak first (ties in port order), so that when more than MAX_LINES
+    // ports queued, the lines drawn are those of the deepest queues.
+    let peak = |p: &PortMetrics| p.queue_bytes.v.iter().copied().max().unwrap_or(0);
+    let mut queued: Vec<&PortMetrics> = m.ports.iter().filter(|p| peak(p) > 0).collect();
+    queued.sort_by_key(|p| std::cmp::Reverse(peak(p)));
+    let queues: Vec<(String, &Series)> = queued
         .iter()
-        .filter(queued)
         .map(|p| (p.name.clone(), &p.queue_bytes))
         .collect();
     let idle_ports = m.ports.len() - queues.len();
