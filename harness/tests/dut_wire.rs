@@ -385,10 +385,18 @@ fn held(pcap: &[u8], bth: usize, host: [u8; 4]) -> Held {
 }
 
 fn diff_json(dir: &std::path::Path, manifest: &str) -> (i32, serde_json::Value, String) {
-    let (code, out, err) = ccreplay(
-        dir,
-        &["diff", manifest, "--dut", "wire", "--format", "json"],
-    );
+    diff_json_with(dir, manifest, &[])
+}
+
+/// [`diff_json`] with more arguments (`--allow KEY=VALUE`).
+fn diff_json_with(
+    dir: &std::path::Path,
+    manifest: &str,
+    more: &[&str],
+) -> (i32, serde_json::Value, String) {
+    let mut args = vec!["diff", manifest, "--dut", "wire", "--format", "json"];
+    args.extend_from_slice(more);
+    let (code, out, err) = ccreplay(dir, &args);
     let v = serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}{err}"));
     (code, v, err)
 }
@@ -626,21 +634,12 @@ fn a_cumulative_ack_is_coalescing_when_the_user_allows_it() {
         ) && out.contains("--allow ack_coalescing=2"),
         "{out}"
     );
-    let (code, out, err) = ccreplay(
+    let (code, v, err) = diff_json_with(
         &dir,
-        &[
-            "diff",
-            "fncc_chain_receiver.toml",
-            "--dut",
-            "wire",
-            "--allow",
-            "ack_coalescing=2",
-            "--format",
-            "json",
-        ],
+        "fncc_chain_receiver.toml",
+        &["--allow", "ack_coalescing=2"],
     );
-    assert_eq!(code, 0, "{out}{err}");
-    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(code, 0, "{v}{err}");
     let w = &v["dut_accounting"];
     let get = |k: &str| w[k].as_u64().unwrap();
     assert_eq!(

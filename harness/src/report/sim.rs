@@ -578,7 +578,7 @@ pub fn render_view(
     // ports queued, the lines drawn are those of the deepest queues.
     let peak = |p: &PortMetrics| p.queue_bytes.v.iter().copied().max().unwrap_or(0);
     let mut queued: Vec<&PortMetrics> = m.ports.iter().filter(|p| peak(p) > 0).collect();
-    queued.sort_by_key(|p| std::cmp::Reverse(peak(p)));
+    queued.sort_by_cached_key(|p| std::cmp::Reverse(peak(p)));
     let queues: Vec<(String, &Series)> = queued
         .iter()
         .map(|p| (p.name.clone(), &p.queue_bytes))

@@ -254,6 +254,26 @@ impl Convert<'_> {
                 .get(&(rec.dip, rec.sip, rec.dport, rec.sport))
                 .copied()
         };
+        // A data (`ack` false) or ACK / NAK record of no flow: counted by (sender, receiver).
+        let mut unmatched = |ack: bool| {
+            if ack {
+                no_flow(
+                    flow_pairs,
+                    port_miss,
+                    rec.dip,
+                    rec.sip,
+                    (rec.dport, Some(rec.sport)),
+                )
+            } else {
+                no_flow(
+                    flow_pairs,
+                    port_miss,
+                    rec.sip,
+                    rec.dip,
+                    (rec.sport, Some(rec.dport)),
+                )
+            }
+        };
         let node = rec.node as u32;
         let outcome = if node >= topo.nodes || topo.is_switch[node as usize] != (rec.node_type == 1)
         {
@@ -336,13 +356,7 @@ impl Convert<'_> {
                 }
                 (EV_DROP, _) => Outcome::Ignored(IgnoreReason::HostDrop),
                 (EV_DEQU, 0x11) if rec.sip == me => match data_flow() {
-                    None => no_flow(
-                        flow_pairs,
-                        port_miss,
-                        rec.sip,
-                        rec.dip,
-                        (rec.sport, Some(rec.dport)),
-                    ),
+                    None => unmatched(false),
                     Some(fi) => {
                         let f = &flows[fi];
                         let st = &mut states[fi];
@@ -360,13 +374,7 @@ impl Convert<'_> {
                     }
                 },
                 (EV_RECV, 0x11) if rec.dip == me => match data_flow() {
-                    None => no_flow(
-                        flow_pairs,
-                        port_miss,
-                        rec.sip,
-                        rec.dip,
-                        (rec.sport, Some(rec.dport)),
-                    ),
+                    None => unmatched(false),
                     Some(fi) => {
                         let f = &flows[fi];
                         let st = &mut states[fi];
@@ -403,13 +411,7 @@ impl Convert<'_> {
                 (EV_ENQU, 0x11) if rec.sip == me => Outcome::Ignored(IgnoreReason::HostQueue),
                 (EV_ENQU, 0xFC | 0xFD) if rec.sip == me && hpcc => match ack_flow() {
                     // The receiver queues the ACK it just built from the data packet it got.
-                    None => no_flow(
-                        flow_pairs,
-                        port_miss,
-                        rec.dip,
-                        rec.sip,
-                        (rec.dport, Some(rec.sport)),
-                    ),
+                    None => unmatched(true),
                     Some(fi) => {
                         let st = &mut states[fi];
                         if st.tx_traced {
@@ -432,13 +434,7 @@ impl Convert<'_> {
                     Outcome::Ignored(IgnoreReason::HostQueue)
                 }
                 (EV_RECV, 0xFC | 0xFD) if rec.dip == me => match ack_flow() {
-                    None => no_flow(
-                        flow_pairs,
-                        port_miss,
-                        rec.dip,
-                        rec.sip,
-                        (rec.dport, Some(rec.sport)),
-                    ),
+                    None => unmatched(true),
                     Some(fi) => {
                         let nak = rec.l3 == 0xFD;
                         let st = &mut states[fi];
