@@ -391,6 +391,10 @@ impl Model for Fncc {
         None
     }
 
+    fn has_timers(&self) -> bool {
+        false
+    }
+
     fn on_timer(&mut self, _now_ns: u64, _out: &mut Vec<Decision>) {}
 }
 
@@ -565,6 +569,10 @@ impl Model for Receiver {
 
     fn next_timer_ns(&self) -> Option<u64> {
         None
+    }
+
+    fn has_timers(&self) -> bool {
+        false
     }
 
     fn on_timer(&mut self, _now_ns: u64, _out: &mut Vec<Decision>) {}

@@ -690,6 +690,10 @@ impl Model for Hpcc {
         None
     }
 
+    fn has_timers(&self) -> bool {
+        false
+    }
+
     fn on_timer(&mut self, _now_ns: u64, _out: &mut Vec<Decision>) {}
 }
 

@@ -32,6 +32,18 @@ pub trait Model {
     fn coverage(&self) -> Vec<(&'static str, u64)> {
         Vec::new()
     }
+
+    /// A hint that the caller reads only the decisions' outputs (`ccreplay sim` for a host
+    /// without a tap): the model may then leave each decision's `state` empty and stop
+    /// counting [`Model::coverage`]. Outputs, timers and every later decision are the same
+    /// either way. The default ignores it and does the whole work.
+    fn outputs_only(&mut self, _on: bool) {}
+
+    /// False for a model that never sets a timer ([`Model::next_timer_ns`] is always `None`):
+    /// the caller need not ask after every event. The default: it may.
+    fn has_timers(&self) -> bool {
+        true
+    }
 }
 
 /// A parameter rejected before any replay starts (C-7).

@@ -252,6 +252,7 @@ impl IntStack {
 
 impl IntStack {
     /// Overwrite record `i` (< 15); nHop is not changed.
+    #[inline]
     pub fn set_hop(&mut self, i: usize, hop: IntHop) {
         if let Some(h) = self.hops.get_mut(i) {
             *h = hop;

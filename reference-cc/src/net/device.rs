@@ -303,6 +303,12 @@ macro_rules! forward {
         fn coverage(&self) -> Vec<(&'static str, u64)> {
             self.inner.coverage()
         }
+        fn outputs_only(&mut self, on: bool) {
+            self.inner.outputs_only(on);
+        }
+        fn has_timers(&self) -> bool {
+            self.inner.has_timers()
+        }
     };
 }
 

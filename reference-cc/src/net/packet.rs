@@ -132,6 +132,12 @@ pub struct Packet {
     /// flow's state (a cache miss per hop on a network of many flows).
     pub(crate) route_host: u32,
     pub(crate) flow_hash: u64,
+    /// HPCC / FNCC: nHop and pathID of the packet's INT stack, whose records the engine keeps
+    /// beside the packet (engine/mod.rs `IntSlot`): a switch appends a record by writing it
+    /// there, without reading the slot first (the k = 8 tree's packets are mostly out of
+    /// cache by the time they leave a queue).
+    pub(crate) int_n: u8,
+    pub(crate) int_path: u16,
 }
 
 impl Packet {
@@ -156,6 +162,8 @@ impl Packet {
             ingress: 0,
             route_host: 0,
             flow_hash: 0,
+            int_n: 0,
+            int_path: 0,
         }
     }
 }
@@ -164,7 +172,8 @@ impl Packet {
 mod tests {
     use super::*;
 
-    /// 47 bytes of fields, the route (4 + 8) beside them: 59, padded to 8-byte alignment 64 —
+    /// 47 bytes of fields, the route (4 + 8) and the INT header (1 + 2) beside them: 62,
+    /// padded to 8-byte alignment 64 —
     /// one cache line, which a growing packet would leave (the slab is read at every hop).
     #[test]
     fn a_packet_is_one_cache_line() {

@@ -218,6 +218,14 @@ impl<V: Copy> EventQueue<V> {
         unreachable!("next_bucket on an empty wheel")
     }
 
+    /// The value of the entry after the last popped one when it is in the same bucket (the
+    /// usual case on a busy network), without looking further: for prefetching its data.
+    #[inline(always)]
+    pub(crate) fn next_in_bucket(&self) -> Option<&V> {
+        let head = self.ends[(self.cur as usize) & (SLOTS - 1)].0;
+        self.pool.get(head as usize).map(|n| &n.v)
+    }
+
     /// Pop the entry with the smallest key: `(time ps, order, value)`.
     #[inline]
     pub(crate) fn pop(&mut self) -> Option<(u64, u64, V)> {

@@ -691,6 +691,10 @@ pub struct HpccNs3 {
     flows: FlowTable,
     /// How often each of [`COVERAGE`] ran.
     covered: [u64; COVERAGE.len()],
+    /// [`Model::outputs_only`]: no state in the decisions, no coverage counted (a third of
+    /// the model's instructions per ACK: the state copy before the update, the coverage
+    /// check after it, the state record).
+    outputs_only: bool,
 }
 
 impl HpccNs3 {
@@ -700,6 +704,7 @@ impl HpccNs3 {
             cfg: params.config()?,
             flows: FlowTable::default(),
             covered: [0; COVERAGE.len()],
+            outputs_only: false,
         })
     }
 
@@ -857,6 +862,15 @@ fn decision(cfg: &Config, ev: &Event, st: &FlowState) -> Decision {
         )
     };
     Decision {
+        state,
+        ..decision_outputs(cfg, ev, st)
+    }
+}
+
+/// [`decision`] without the state record ([`Model::outputs_only`]).
+#[inline]
+fn decision_outputs(cfg: &Config, ev: &Event, st: &FlowState) -> Decision {
+    Decision {
         t_ns: ev.t_ns,
         flow: ev.flow,
         cause: ev.cause(),
@@ -865,7 +879,7 @@ fn decision(cfg: &Config, ev: &Event, st: &FlowState) -> Decision {
             window_bytes: Some(window(cfg, st)),
             ..Outputs::default()
         },
-        state,
+        state: State::default(),
     }
 }
 
@@ -887,8 +901,13 @@ impl Model for HpccNs3 {
         };
         let cfg = &self.cfg;
         let st = self.flows.get_or_new(ev.flow, cfg);
-        let before = *st;
         let mut us = [None; MAX_HOP];
+        if self.outputs_only {
+            on_ack(cfg, st, ack, nak, &mut us);
+            out.push(decision_outputs(cfg, ev, st));
+            return;
+        }
+        let before = *st;
         let kind = on_ack(cfg, st, ack, nak, &mut us);
         out.push(decision(cfg, ev, st));
         let cv = covered_by(cfg, &before, ack, nak, kind, st, &us);
@@ -903,8 +922,16 @@ impl Model for HpccNs3 {
         COVERAGE.iter().copied().zip(self.covered).collect()
     }
 
+    fn outputs_only(&mut self, on: bool) {
+        self.outputs_only = on;
+    }
+
     fn next_timer_ns(&self) -> Option<u64> {
         None
+    }
+
+    fn has_timers(&self) -> bool {
+        false
     }
 
     fn on_timer(&mut self, _now_ns: u64, _out: &mut Vec<Decision>) {}
@@ -965,6 +992,61 @@ mod tests {
             m.on_event(&ev, &mut out);
         }
         m.coverage().iter().map(|c| c.1).collect()
+    }
+
+    /// `outputs_only` (the simulator's hosts without a tap): the same decisions — time, flow,
+    /// cause, rate, window — on a stream that moves the rate every way (first ACK, fast
+    /// react, committed MD / AI, a NAK, a path change), with empty state records and no
+    /// coverage counted; the full model's records are not empty and its counts not zero.
+    #[test]
+    fn outputs_only_keeps_every_output() {
+        let a = |ts, tx, q| rec(2, ts, tx, q);
+        let stream = [
+            tx(0),
+            tx(1),
+            tx(2),
+            ack(0, Some(&[a(0, 0, 0)]), false),
+            ack(1, Some(&[a(10_000, 500, 0)]), false),
+            ack(2, Some(&[a(20_000, 1500, 2000)]), false),
+            tx(3),
+            tx(4),
+            ack(3, Some(&[a(30_000, 1500, 2000), a(5_000, 0, 0)]), false),
+            ack(4, Some(&[a(40_000, 1500, 0), a(15_000, 1000, 0)]), true),
+            ack(4, None, false),
+        ];
+        for multi_rate in [false, true] {
+            let p = HpccNs3Params {
+                base_rtt_ns: 10_000,
+                multi_rate,
+                ..HpccNs3Params::default()
+            };
+            let (mut full, mut lean) = (HpccNs3::new(&p).unwrap(), HpccNs3::new(&p).unwrap());
+            lean.outputs_only(true);
+            let (mut a_out, mut b_out) = (Vec::new(), Vec::new());
+            for (i, kind) in stream.iter().enumerate() {
+                let ev = Event {
+                    t_ns: 1000 * (i as u64 + 1),
+                    flow: 0,
+                    index: i as u64,
+                    kind: *kind,
+                };
+                full.on_event(&ev, &mut a_out);
+                lean.on_event(&ev, &mut b_out);
+            }
+            assert_eq!(a_out.len(), 6, "one decision per rx_ack / rx_nak");
+            for (a, b) in a_out.iter().zip(&b_out) {
+                assert_eq!(
+                    (a.t_ns, a.flow, a.cause, a.outputs),
+                    (b.t_ns, b.flow, b.cause, b.outputs)
+                );
+                assert_ne!(a.state.fields().count(), 0);
+                assert_eq!(b.state.fields().count(), 0);
+            }
+            assert_eq!(a_out.len(), b_out.len());
+            assert!(full.coverage().iter().any(|c| c.1 > 0));
+            assert!(lean.coverage().iter().all(|c| c.1 == 0));
+            assert!(!lean.has_timers() && lean.next_timer_ns().is_none());
+        }
     }
 
     /// Every rule of [`COVERAGE`] on hand-built streams, counted by hand from

@@ -377,6 +377,7 @@ impl Network {
                 live_release: Vec::new(),
                 rx_flows: Vec::new(),
                 timer_at: [NONE; 2],
+                timers: [false; 2],
                 wake_at: NONE,
                 batch_flow: u32::MAX,
                 batch_bytes: 0,
@@ -509,7 +510,14 @@ impl Network {
             if !sends && !receives {
                 continue;
             }
-            let (s, r, w0, r0) = net.build_models(net.hosts[h].node)?;
+            let (mut s, mut r, w0, r0) = net.build_models(net.hosts[h].node)?;
+            if net.hosts[h].tap.is_none() {
+                // Only the decisions' outputs are read: no state records, no coverage.
+                for m in [&mut s, &mut r].into_iter().flatten() {
+                    m.outputs_only(true);
+                }
+            }
+            net.hosts[h].timers = [&s, &r].map(|m| m.as_ref().is_some_and(|m| m.has_timers()));
             if sends {
                 net.hosts[h].sender = s;
                 let r0 = net.cfg.device.program_rate(r0.max(1));

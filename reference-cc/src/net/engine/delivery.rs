@@ -3,6 +3,7 @@
 //! requester's go-back-N).
 
 use ccreplay_codecs::Dialect;
+
 use ccreplay_codecs::shim::int::IntStack;
 
 use super::port::quanta_ps;
@@ -68,7 +69,7 @@ impl Network {
         let pkt = self.slab[id as usize];
         let fi = pkt.flow;
         if let Some(tap) = self.hosts[hi].tap {
-            sink.record(tap, abs_ns(self.now), &pkt, self.int_of(id), false)?;
+            sink.record(tap, abs_ns(self.now), &pkt, &self.int_of(id), false)?;
         }
         if self.flows[fi as usize].local_rx == u32::MAX {
             self.flows[fi as usize].local_rx = self.hosts[hi].rx_flows.len() as u32;
@@ -131,10 +132,12 @@ impl Network {
                 a.ack_n = 0; // a NIC without FNCC-2: N unknown (wire.md 4)
             }
             a.wire_bytes = frame_len(self.dialect, kind, 0, 0);
-            self.slab[id as usize] = a;
-            if self.dialect != Dialect::Hpcc && self.has_int {
-                self.ints[id as usize] = IntStack::new(); // FNCC: the switches fill the ACK's
+            if self.dialect == Dialect::Hpcc {
+                // The data's stack echoed (its records stay in the slot); FNCC: the switches
+                // fill the ACK's, which starts empty.
+                (a.int_n, a.int_path) = (pkt.int_n, pkt.int_path);
             }
+            self.slab[id as usize] = a;
             self.queue_ctrl_id(self.hosts[hi].port, id);
         } else {
             self.free.push(id);
@@ -149,7 +152,7 @@ impl Network {
         let hi = h as usize;
         let pkt = self.slab[id as usize];
         if let Some(tap) = self.hosts[hi].tap {
-            sink.record(tap, abs_ns(self.now), &pkt, self.int_of(id), false)?;
+            sink.record(tap, abs_ns(self.now), &pkt, &self.int_of(id), false)?;
         }
         self.free.push(id);
         let fi = pkt.flow;
@@ -181,7 +184,7 @@ impl Network {
             if self.has_int
                 && let EventKind::RxAck(info) | EventKind::RxNak(info) = &mut ev.kind
             {
-                info.int = Some(self.ints[id as usize]);
+                self.int_into(id, info.int.insert(IntStack::new()));
             }
         }
         self.flows[fi as usize].tx_events += 1;
@@ -261,7 +264,7 @@ impl Network {
 
     /// Queue a control frame (ACK, NAK, CNP) at a host port; strict priority over data.
     fn queue_ctrl(&mut self, port: u32, p: Packet) {
-        let id = self.alloc_clear(p);
+        let id = self.alloc(p);
         self.queue_ctrl_id(port, id);
     }
 

@@ -1,7 +1,9 @@
 //! The event loop: events popped in (time, class, sequence) order and dispatched; model
 //! timers (C-5) and retransmission timeouts.
 
-use super::{CLASS_PACKET, CLASS_RTO, CLASS_SAMPLE, CLASS_TIMER, Ev, NONE, Network, deadline_ps};
+use super::{
+    CLASS_PACKET, CLASS_RTO, CLASS_SAMPLE, CLASS_TIMER, Ev, NONE, Network, deadline_ps, prefetch,
+};
 use crate::net::{NetError, PS_PER_NS, RunResult, TapSink};
 
 impl Network {
@@ -28,6 +30,15 @@ impl Network {
             }
             self.now = t_ps;
             self.events += 1;
+            // The next event's packet and port, fetched while this one runs.
+            if let Some(&Ev::Arrive { port, pkt }) = self.queue.next_in_bucket() {
+                if let Some(p) = self.slab.get(pkt as usize) {
+                    prefetch(p);
+                }
+                if let Some(p) = self.ports.get(port as usize) {
+                    prefetch(p);
+                }
+            }
             if self.events & 0xFFFF == 0 {
                 sink.progress(self.now / PS_PER_NS);
             }
@@ -87,6 +98,9 @@ impl Network {
     #[inline]
     pub(super) fn arm_timer(&mut self, h: u32, side: u8) {
         let host = &self.hosts[h as usize];
+        if !host.timers[side as usize] {
+            return;
+        }
         let m = if side == 0 {
             &host.sender
         } else {

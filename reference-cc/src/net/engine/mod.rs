@@ -28,14 +28,16 @@ mod switch;
 use std::collections::VecDeque;
 
 use ccreplay_codecs::Dialect;
-use ccreplay_codecs::shim::int::{IntHop, IntStack, QLEN_UNIT, TX_BYTES_UNIT};
+use ccreplay_codecs::shim::int::{
+    DEFAULT_MAX_HOPS, IntHop, IntStack, IntStackHeader, QLEN_UNIT, TX_BYTES_UNIT,
+};
 
 use super::metrics::{JainWindow, Series};
 use super::packet::{Packet, WRITE_FIRST, WRITE_LAST, WRITE_MIDDLE, WRITE_ONLY};
 use super::queue::EventQueue;
 use super::switch_device::drift_ns;
 use super::topology::{NodeId, Routes};
-use super::{EPOCH_NS, NetConfig, PS_PER_NS, ser_ps};
+use super::{EPOCH_NS, NetConfig, PS_PER_NS, prefetch, ser_ps};
 use crate::dcqcn::cp::{RedParams, SplitMix64};
 use crate::{Decision, Model, fncc};
 
@@ -45,6 +47,17 @@ const PSN_HALF: u32 = 1 << 23;
 const NONE: u64 = u64::MAX;
 /// The stack of a packet that carries none.
 const NO_INT: IntStack = IntStack::new();
+/// The records a switch appends at most (HPCC and FNCC switches alike: wire.md 5.2).
+const MAX_HOPS: usize = DEFAULT_MAX_HOPS as usize;
+
+/// The INT records of one slab slot (HPCC, FNCC), as the switches wrote them; nHop and
+/// pathID are in the packet (`Packet::int_n`, `int_path`). One cache line, where an
+/// `IntStack` (room for 15 records) is 184 bytes: the k = 8 tree holds 325,000 packets at
+/// once, and a switch's append had been a miss on the stack's header (a third of the time
+/// spent taking packets off the queues).
+#[derive(Clone, Copy, Default)]
+#[repr(align(64))]
+struct IntSlot([IntHop; MAX_HOPS]);
 /// No switch tap on a port.
 const NO_TAP: u32 = u32::MAX;
 
@@ -342,6 +355,9 @@ struct HostState {
     /// Flows this host receives, by receiver-model flow id (first data packet in).
     rx_flows: Vec<u32>,
     timer_at: [u64; 2],
+    /// Whether the sender / receiver model may set timers (`Model::has_timers`): HPCC's and
+    /// FNCC's never do, and asking them after every event was a call per event.
+    timers: [bool; 2],
     wake_at: u64,
     /// Batch scheduling (`burst_bytes`): the flow whose batch is under way (`u32::MAX`: none)
     /// and the frame bytes it has sent in it.
@@ -357,8 +373,11 @@ struct HostState {
 }
 
 /// Fields by the path that reads them (`repr(C)`): the k = 8 tree's NIC scheduler looks at
-/// a hundred flows per host, each a miss when its fields are spread over the struct.
-#[repr(C)]
+/// a hundred flows per host, each a miss when its fields are spread over the struct. Aligned
+/// to a cache line, so that what `can_send` reads is one line (64 bytes) and sending a packet
+/// one more, for every flow (unaligned, 344-byte states put most flows' first 64 bytes
+/// across two lines).
+#[repr(C, align(64))]
 struct FlowState {
     // The NIC scheduler (`can_send`) and the ACK path: one cache line.
     next: u64,
@@ -459,9 +478,9 @@ pub struct Network {
     events: u64,
     queue: EventQueue<Ev>,
     slab: Vec<Packet>,
-    /// The INT stack of each slab slot (packet.rs `Packet`), kept only for the dialects
+    /// The INT records of each slab slot (packet.rs `Packet`), kept only for the dialects
     /// that carry one (`has_int`); empty otherwise.
-    ints: Vec<IntStack>,
+    ints: Vec<IntSlot>,
     has_int: bool,
     free: Vec<u32>,
     /// The next packet in its port queue, by slab slot (`PktQueue`).
@@ -526,26 +545,59 @@ impl Network {
             self.slab.push(p);
             self.link.push(NO_PKT);
             if self.has_int {
-                self.ints.push(IntStack::new());
+                self.ints.push(IntSlot::default());
             }
             (self.slab.len() - 1) as u32
         }
     }
 
-    /// A packet with an empty INT stack (a sender's data, an FNCC ACK before the switches,
-    /// a CNP): its slot's stack is cleared.
+    /// The INT stack of the packet in slot `id` (empty for a dialect without one): its
+    /// `int_n` records, its pathID.
     #[inline]
-    fn alloc_clear(&mut self, p: Packet) -> u32 {
-        let id = self.alloc(p);
-        if self.has_int {
-            self.ints[id as usize] = IntStack::new();
-        }
-        id
+    fn int_of(&self, id: u32) -> IntStack {
+        let Some(slot) = self.ints.get(id as usize) else {
+            return IntStack::new();
+        };
+        let p = &self.slab[id as usize];
+        let n = usize::from(p.int_n).min(MAX_HOPS);
+        IntStack::from_hops(p.int_path, &slot.0[..n]).unwrap_or_default()
     }
 
-    /// The INT stack of slot `id` (empty for a dialect without one).
+    /// [`Self::int_of`] written into `s`, an empty stack already in its place (the sender
+    /// model's event): per ACK, no stack built elsewhere and copied in.
     #[inline]
-    fn int_of(&self, id: u32) -> &IntStack {
-        self.ints.get(id as usize).unwrap_or(&NO_INT)
+    fn int_into(&self, id: u32, s: &mut IntStack) {
+        let p = &self.slab[id as usize];
+        let n = usize::from(p.int_n).min(MAX_HOPS);
+        for (i, &hop) in self.ints[id as usize].0[..n].iter().enumerate() {
+            s.set_hop(i, hop);
+        }
+        s.header = IntStackHeader {
+            n_hop: n as u8,
+            path_id: p.int_path,
+        };
+    }
+
+    /// `IntStack::push` on the packet in slot `id` (wire.md 5.2: append the record,
+    /// increment nHop, XOR the 12-bit switch ID into pathID; a full stack is left as it is),
+    /// without reading the slot's records.
+    #[inline]
+    fn int_push(&mut self, id: u32, switch_id: u16, hop: IntHop) {
+        let p = &mut self.slab[id as usize];
+        let n = usize::from(p.int_n);
+        if n < MAX_HOPS {
+            self.ints[id as usize].0[n] = hop;
+            p.int_n += 1;
+            p.int_path ^= switch_id & 0x0FFF;
+        }
+    }
+
+    /// Slot `id`'s INT stack becomes `s` (an FNCC switch's insertion, on an `IntStack`).
+    fn set_int(&mut self, id: u32, s: &IntStack) {
+        let hops = s.hops();
+        let n = hops.len().min(MAX_HOPS);
+        self.ints[id as usize].0[..n].copy_from_slice(&hops[..n]);
+        let p = &mut self.slab[id as usize];
+        (p.int_n, p.int_path) = (n as u8, s.path_id());
     }
 }

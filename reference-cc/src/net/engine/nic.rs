@@ -155,7 +155,7 @@ impl Network {
                 (fi, sent)
             };
         }
-        let id = self.alloc_clear(pkt);
+        let id = self.alloc(pkt);
         self.transmit(port, id);
         Ok(())
     }

@@ -3,9 +3,8 @@
 //! down and up.
 
 use ccreplay_codecs::Dialect;
-use ccreplay_codecs::shim::int::DEFAULT_MAX_HOPS;
 
-use super::{CLASS_PACKET, Ev, NO_INT, NO_PKT, NO_TAP, Network, abs_ns};
+use super::{CLASS_PACKET, Ev, NO_INT, NO_PKT, NO_TAP, Network, abs_ns, prefetch};
 use crate::dcqcn::cp::{marking_probability, should_mark};
 use crate::net::packet::{ECN_CE, Packet, PacketKind, frame_len};
 use crate::net::switch_device::SwitchBug;
@@ -84,7 +83,7 @@ impl Network {
                 self.slab[id as usize].ts_ns = abs_ns(now);
                 if let Some(tap) = self.hosts[h].tap {
                     let int = self.int_of(id);
-                    sink.record(tap, abs_ns(now), &self.slab[id as usize], int, true)?;
+                    sink.record(tap, abs_ns(now), &self.slab[id as usize], &int, true)?;
                 }
             } else {
                 self.switches[p.switch as usize].used -= u64::from(bytes);
@@ -92,7 +91,7 @@ impl Network {
                 if stap != NO_TAP {
                     let at = SwitchTapPoint::Departed { truth: None };
                     let (pkt, int) = (&self.slab[id as usize], self.int_of(id));
-                    sink.record_switch(stap as usize, abs_ns(now), pkt, int, at)?;
+                    sink.record_switch(stap as usize, abs_ns(now), pkt, &int, at)?;
                 }
             }
             self.transmit(port, id);
@@ -113,6 +112,13 @@ impl Network {
         let Some(id) = p.data.pop_front(&self.link) else {
             return Ok(());
         };
+        // The packet behind it leaves at the port's next `PortFree`: fetch it now.
+        if let Some(next) = self.slab.get(p.data.head as usize) {
+            prefetch(next);
+            if let Some(int) = self.ints.get(p.data.head as usize) {
+                prefetch(int);
+            }
+        }
         let bytes = u64::from(self.slab[id as usize].wire_bytes);
         p.queued_bytes -= bytes;
         let sw = p.switch as usize;
@@ -141,8 +147,8 @@ impl Network {
                 now
             };
             let hop = p.int_hop(clock, self.quirks);
-            let sw = &self.switches[p.switch as usize];
-            self.ints[id as usize].push(sw.int_id, hop, DEFAULT_MAX_HOPS);
+            let int_id = self.switches[p.switch as usize].int_id;
+            self.int_push(id, int_id, hop);
         }
         self.switches[sw].used -= bytes;
         let ingress = self.switches[sw].first_port + u32::from(self.slab[id as usize].ingress);
@@ -159,7 +165,7 @@ impl Network {
             };
             let at = SwitchTapPoint::Departed { truth: Some(truth) };
             let (pkt, int) = (&self.slab[id as usize], self.int_of(id));
-            sink.record_switch(p.stap as usize, abs_ns(now), pkt, int, at)?;
+            sink.record_switch(p.stap as usize, abs_ns(now), pkt, &int, at)?;
         }
         self.transmit(port, id);
         self.release_ingress(ingress, bytes, sink)

@@ -30,7 +30,7 @@ impl Network {
             // The port under test's ingress side: the frame as it arrived.
             let from = self.ports[in_port as usize].peer;
             let at = SwitchTapPoint::Arrived { from };
-            sink.record_switch(stap as usize, abs_ns(self.now), pkt, self.int_of(id), at)?;
+            sink.record_switch(stap as usize, abs_ns(self.now), pkt, &self.int_of(id), at)?;
         }
         // A switch tap on the data direction's egress port: the ACK whose INT got its record.
         let mut ack_tap = None;
@@ -42,16 +42,18 @@ impl Network {
             let hop = dp.int_hop(self.now, self.quirks);
             if dp.stap != NO_TAP {
                 let truth = AckIntTruth {
-                    hop_index: self.ints[id as usize].n_hop(),
+                    hop_index: self.slab[id as usize].int_n,
                     tx_bytes: dp.tx_bytes,
                     queued_bytes: dp.queued_bytes,
                 };
                 ack_tap = Some((dp.stap, truth));
             }
+            let mut int = self.int_of(id);
             if let Some(fs) = self.switches[sw].fncc.as_mut() {
                 fs.set_port_int(usize::from(data_out), hop)?;
-                fs.forward_ack(usize::from(data_out), &mut self.ints[id as usize])?;
+                fs.forward_ack(usize::from(data_out), &mut int)?;
             }
+            self.set_int(id, &int);
         }
         if self.switches[sw].used + bytes > self.cfg.switch.buffer_bytes {
             self.free.push(id);
@@ -63,7 +65,7 @@ impl Network {
             // Forwarded: as it leaves (nothing else changes an ACK in the switch).
             let at = SwitchTapPoint::AckInt { truth };
             let (pkt, int) = (&self.slab[id as usize], self.int_of(id));
-            sink.record_switch(t as usize, abs_ns(self.now), pkt, int, at)?;
+            sink.record_switch(t as usize, abs_ns(self.now), pkt, &int, at)?;
         }
         self.switches[sw].used += bytes;
         let op = &mut self.ports[out_port as usize];
