@@ -3,7 +3,6 @@
 //! requester's go-back-N).
 
 use ccreplay_codecs::Dialect;
-
 use ccreplay_codecs::shim::int::IntStack;
 
 use super::port::quanta_ps;
