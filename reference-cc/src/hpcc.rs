@@ -524,6 +524,8 @@ pub struct Hpcc {
     core: Core,
     /// How often each of [`COVERAGE`] ran.
     covered: [u64; COVERAGE.len()],
+    /// [`Model::outputs_only`]: no state record, no coverage.
+    outputs_only: bool,
 }
 
 /// The rules and branches of Algorithm 1 whose use `coverage()` counts (docs/models/hpcc.md
@@ -600,6 +602,7 @@ impl Hpcc {
         Ok(Hpcc {
             covered: [0; COVERAGE.len()],
             core: Core::new(params.derive()?),
+            outputs_only: false,
         })
     }
 
@@ -629,14 +632,6 @@ impl Hpcc {
 fn hpcc_decision(ev: &Event, st: &FlowState, m: Option<&Measurement>) -> Decision {
     let (u, tau) = m.map_or((0.0, 0), |m| (m.u_max, m.tau_ns));
     Decision {
-        t_ns: ev.t_ns,
-        flow: ev.flow,
-        cause: ev.cause(),
-        outputs: Outputs {
-            rate_bps: Some(st.rate_bps),
-            window_bytes: Some(st.w_bytes),
-            ..Outputs::default()
-        },
         state: State::new(
             STATE_NAMES,
             &[
@@ -650,6 +645,23 @@ fn hpcc_decision(ev: &Event, st: &FlowState, m: Option<&Measurement>) -> Decisio
                 StateValue::U64(tau),
             ],
         ),
+        ..hpcc_outputs(ev, st)
+    }
+}
+
+/// [`hpcc_decision`] without the state record ([`Model::outputs_only`]).
+#[inline]
+fn hpcc_outputs(ev: &Event, st: &FlowState) -> Decision {
+    Decision {
+        t_ns: ev.t_ns,
+        flow: ev.flow,
+        cause: ev.cause(),
+        outputs: Outputs {
+            rate_bps: Some(st.rate_bps),
+            window_bytes: Some(st.w_bytes),
+            ..Outputs::default()
+        },
+        state: State::default(),
     }
 }
 
@@ -668,6 +680,11 @@ impl Model for Hpcc {
             EventKind::RxNak(a) => (a, true),
             EventKind::RxCnp | EventKind::RxData { .. } | EventKind::Dequeue { .. } => return,
         };
+        if self.outputs_only {
+            let (_, st) = self.core.on_ack(ev.flow, ack, nak, &mut NoHook);
+            out.push(hpcc_outputs(ev, st));
+            return;
+        }
         let before = self.core.flow(ev.flow).copied();
         let (outcome, st) = self.core.on_ack(ev.flow, ack, nak, &mut NoHook);
         let m = match &outcome {
@@ -684,6 +701,10 @@ impl Model for Hpcc {
 
     fn coverage(&self) -> Vec<(&'static str, u64)> {
         COVERAGE.iter().copied().zip(self.covered).collect()
+    }
+
+    fn outputs_only(&mut self, on: bool) {
+        self.outputs_only = on;
     }
 
     fn next_timer_ns(&self) -> Option<u64> {

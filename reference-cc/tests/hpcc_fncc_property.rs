@@ -4,7 +4,8 @@
 //! R = floor(W × 8e9 / T); exactly one decision per ACK/NAK (senders) or data packet
 //! (receiver) and none otherwise; N in 1..=flows seen; parameters that fail `validate`
 //! refused by the constructors; switch-pushed INT stacks equal to the stack written whole;
-//! and identical decisions, bit for bit, when run twice.
+//! identical decisions, bit for bit, when run twice; and the same outputs with
+//! `Model::outputs_only`.
 //!
 //! The same [`check_hpcc`] and [`check_fncc`] are the bodies of the `model_hpcc` and
 //! `model_fncc` fuzz targets (`fuzz/fuzz_targets/` includes this file); here they run on
@@ -422,6 +423,18 @@ fn check_sender<M: Sender>(new: impl Fn() -> M, evs: &[Event], t_ns: u64) -> Cou
     let (w_min, w_init) = m.w_bounds_bytes();
     let a = run(&mut m, evs);
     assert_same(&a, &run(&mut new(), evs), m.name());
+    // `outputs_only` (the simulator's hosts without a tap) changes no output: time, flow,
+    // cause, rate and window, decision by decision, whether the model honours it or not.
+    let mut lean = new();
+    lean.outputs_only(true);
+    let b = run(&mut lean, evs);
+    assert!(
+        a.iter()
+            .map(|d| (d.t_ns, d.flow, d.cause, d.outputs))
+            .eq(b.iter().map(|d| (d.t_ns, d.flow, d.cause, d.outputs))),
+        "{} outputs_only changed an output",
+        m.name()
+    );
     let mut c = Counts {
         decisions: a.len(),
         ..Counts::default()
