@@ -95,12 +95,18 @@ impl Network {
     /// [`Self::arm_timers`] for one model, `side` 0 the sender's, 1 the receiver's: called
     /// after that model ran (an event, a timer). The other model's deadline cannot have moved
     /// (a model's deadline is its own state), so it was armed when it last ran.
-    #[inline]
+    #[inline(always)]
     pub(super) fn arm_timer(&mut self, h: u32, side: u8) {
-        let host = &self.hosts[h as usize];
-        if !host.timers[side as usize] {
-            return;
+        // Answered at the call site for the models without timers (HPCC, FNCC): after every
+        // event, a call and its frame for nothing.
+        if self.hosts[h as usize].timers[side as usize] {
+            self.arm_model_timer(h, side);
         }
+    }
+
+    /// [`Self::arm_timer`] for a model that may have a timer.
+    fn arm_model_timer(&mut self, h: u32, side: u8) {
+        let host = &self.hosts[h as usize];
         let m = if side == 0 {
             &host.sender
         } else {
