@@ -5,6 +5,7 @@
 
 use std::process::ExitCode;
 
+// mimalloc without transparent huge pages (harness/Cargo.toml `no_thp`, docs/performance.md).
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
