@@ -219,3 +219,23 @@ pub struct Decision {
     /// State after the event.
     pub state: State,
 }
+
+impl Decision {
+    /// A window-and-rate sender's decision on `ev` (HPCC, FNCC, `hpcc-ns3`) with an empty
+    /// state record: the model fills its own in, or leaves it empty under
+    /// [`crate::Model::outputs_only`].
+    #[inline]
+    pub fn rate_window(ev: &Event, rate_bps: u64, window_bytes: u64) -> Self {
+        Decision {
+            t_ns: ev.t_ns,
+            flow: ev.flow,
+            cause: ev.cause(),
+            outputs: Outputs {
+                rate_bps: Some(rate_bps),
+                window_bytes: Some(window_bytes),
+                ..Outputs::default()
+            },
+            state: State::default(),
+        }
+    }
+}

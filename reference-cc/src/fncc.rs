@@ -344,14 +344,6 @@ impl Model for Fncc {
             _ => (0.0, 0, 0),
         };
         out.push(Decision {
-            t_ns: ev.t_ns,
-            flow: ev.flow,
-            cause: ev.cause(),
-            outputs: Outputs {
-                rate_bps: Some(st.rate_bps),
-                window_bytes: Some(st.w_bytes),
-                ..Outputs::default()
-            },
             state: State::new(
                 STATE_NAMES,
                 &[
@@ -368,6 +360,7 @@ impl Model for Fncc {
                     StateValue::Bool(self.hook.applied),
                 ],
             ),
+            ..Decision::rate_window(ev, st.rate_bps, st.w_bytes)
         });
         let c = covered_by(
             &self.core.d,

@@ -16,7 +16,7 @@ use ccreplay_codecs::shim::int::{
 };
 use serde::{Deserialize, Serialize};
 
-use crate::event::{AckInfo, Decision, Event, EventKind, FlowId, Outputs, State, StateValue};
+use crate::event::{AckInfo, Decision, Event, EventKind, FlowId, State, StateValue};
 use crate::model::{Model, ParamError};
 use crate::psn::{psn_add, psn_after};
 
@@ -645,23 +645,7 @@ fn hpcc_decision(ev: &Event, st: &FlowState, m: Option<&Measurement>) -> Decisio
                 StateValue::U64(tau),
             ],
         ),
-        ..hpcc_outputs(ev, st)
-    }
-}
-
-/// [`hpcc_decision`] without the state record ([`Model::outputs_only`]).
-#[inline]
-fn hpcc_outputs(ev: &Event, st: &FlowState) -> Decision {
-    Decision {
-        t_ns: ev.t_ns,
-        flow: ev.flow,
-        cause: ev.cause(),
-        outputs: Outputs {
-            rate_bps: Some(st.rate_bps),
-            window_bytes: Some(st.w_bytes),
-            ..Outputs::default()
-        },
-        state: State::default(),
+        ..Decision::rate_window(ev, st.rate_bps, st.w_bytes)
     }
 }
 
@@ -682,7 +666,7 @@ impl Model for Hpcc {
         };
         if self.outputs_only {
             let (_, st) = self.core.on_ack(ev.flow, ack, nak, &mut NoHook);
-            out.push(hpcc_outputs(ev, st));
+            out.push(Decision::rate_window(ev, st.rate_bps, st.w_bytes));
             return;
         }
         let before = self.core.flow(ev.flow).copied();

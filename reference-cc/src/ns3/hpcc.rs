@@ -16,7 +16,7 @@ use ccreplay_codecs::shim::int::{IntHop, IntStackHeader};
 use serde::{Deserialize, Serialize};
 
 use super::{check_line_rate, check_min_rate, check_step, cxx_f64_to_u64, err, flag};
-use crate::event::{AckInfo, Decision, Event, EventKind, FlowId, Outputs, State, StateValue};
+use crate::event::{AckInfo, Decision, Event, EventKind, FlowId, State, StateValue};
 use crate::model::{Model, ParamError};
 use crate::psn::{psn_add, psn_after};
 
@@ -863,23 +863,7 @@ fn decision(cfg: &Config, ev: &Event, st: &FlowState) -> Decision {
     };
     Decision {
         state,
-        ..decision_outputs(cfg, ev, st)
-    }
-}
-
-/// [`decision`] without the state record ([`Model::outputs_only`]).
-#[inline]
-fn decision_outputs(cfg: &Config, ev: &Event, st: &FlowState) -> Decision {
-    Decision {
-        t_ns: ev.t_ns,
-        flow: ev.flow,
-        cause: ev.cause(),
-        outputs: Outputs {
-            rate_bps: Some(st.rate_bps),
-            window_bytes: Some(window(cfg, st)),
-            ..Outputs::default()
-        },
-        state: State::default(),
+        ..Decision::rate_window(ev, st.rate_bps, window(cfg, st))
     }
 }
 
@@ -904,7 +888,7 @@ impl Model for HpccNs3 {
         let mut us = [None; MAX_HOP];
         if self.outputs_only {
             on_ack(cfg, st, ack, nak, &mut us);
-            out.push(decision_outputs(cfg, ev, st));
+            out.push(Decision::rate_window(ev, st.rate_bps, window(cfg, st)));
             return;
         }
         let before = *st;

@@ -428,25 +428,14 @@ pub fn write_scenario(config: &Path, out: &Path) -> Result<ScenarioSummary, Impo
     for wn in &warnings {
         let _ = writeln!(w, "# note: {wn}");
     }
-    // Staged beside the targets, renamed into place once complete (the flows first: a
-    // scenario never names a CSV that is not there).
+    // Both staged, then renamed into place, the flows first: a failure leaves the old files,
+    // and a scenario never names a CSV that is not there.
+    let mut files: Vec<(&Path, &[u8])> = Vec::with_capacity(2);
     if let Some(p) = &csv_path {
-        let tmp = p.with_extension("csv.partial");
-        std::fs::write(&tmp, &csv).map_err(|source| ImportError::Io {
-            path: tmp.clone(),
-            source,
-        })?;
-        std::fs::rename(&tmp, p).map_err(|source| ImportError::Io {
-            path: p.clone(),
-            source,
-        })?;
+        files.push((p, csv.as_bytes()));
     }
-    let tmp = out.with_extension("toml.partial");
-    std::fs::write(&tmp, &o).map_err(|source| ImportError::Io {
-        path: tmp.clone(),
-        source,
-    })?;
-    std::fs::rename(&tmp, out).map_err(|source| ImportError::Io {
+    files.push((out, o.as_bytes()));
+    crate::outfile::write_all_atomic(&files).map_err(|source| ImportError::Io {
         path: out.into(),
         source,
     })?;
