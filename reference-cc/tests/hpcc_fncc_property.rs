@@ -435,6 +435,17 @@ fn check_sender<M: Sender>(new: impl Fn() -> M, evs: &[Event], t_ns: u64) -> Cou
         "{} outputs_only changed an output",
         m.name()
     );
+    // HPCC honours it (no state record, no coverage); FNCC ignores it (docs/conformance.md).
+    if m.name() == "hpcc" {
+        assert!(
+            b.iter().all(|d| d.state.fields().next().is_none()),
+            "hpcc with outputs_only wrote a state record"
+        );
+        assert!(
+            lean.coverage().iter().all(|&(_, n)| n == 0),
+            "hpcc with outputs_only counted coverage"
+        );
+    }
     let mut c = Counts {
         decisions: a.len(),
         ..Counts::default()
