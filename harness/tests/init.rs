@@ -157,4 +157,57 @@ fn init_refuses_bad_parameters_and_empty_captures() {
     );
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("nothing to replay"), "{err}");
+    // Hand-made captures: the pcap header alone; one ARP frame; a record cut short (its
+    // header says 100 bytes, 20 follow). Each named by what it holds, nothing written.
+    let header = [
+        0xa1b2_c3d4u32.to_le_bytes().as_slice(),
+        &2u16.to_le_bytes(),
+        &4u16.to_le_bytes(),
+        &[0; 8],
+        &65_535u32.to_le_bytes(),
+        &1u32.to_le_bytes(),
+    ]
+    .concat();
+    let arp: Vec<u8> = [
+        [0xff; 6].as_slice(),
+        &[0x00, 0x11, 0x22, 0x33, 0x44, 0x55],
+        &[0x08, 0x06],
+        &[0; 28],
+    ]
+    .concat();
+    let record = |caplen: u32, data: &[u8]| {
+        [
+            1u32.to_le_bytes().as_slice(),
+            &0u32.to_le_bytes(),
+            &caplen.to_le_bytes(),
+            &caplen.to_le_bytes(),
+            data,
+        ]
+        .concat()
+    };
+    let cases = [
+        (
+            "header_only",
+            header.clone(),
+            "in 0 frames: nothing to replay",
+        ),
+        (
+            "one_arp",
+            [header.clone(), record(42, &arp)].concat(),
+            "in 1 frame: nothing to replay",
+        ),
+        (
+            "cut",
+            [header.clone(), record(100, &arp[..20])].concat(),
+            "in 0 frames (the capture ends early: record 1 at byte 24: captured length 100 but \
+             only 20 data bytes left",
+        ),
+    ];
+    for (name, bytes, says) in cases {
+        std::fs::write(dir.join(format!("{name}.pcap")), bytes).unwrap();
+        let (code, _, err) = run(&dir, &["init", &format!("{name}.pcap")]);
+        assert_eq!(code, 2, "{name}: {err}");
+        assert!(err.contains(says), "{name}: {err}");
+        assert!(!dir.join(format!("{name}.toml")).exists(), "{name}");
+    }
 }

@@ -93,11 +93,18 @@ pub fn manifest_text(
 ) -> Result<String, InitError> {
     let cfg = detection.config();
     if survey.roce == 0 {
+        // The frame that cut a damaged capture short, when that is why it holds none.
+        let cut = survey
+            .capture_error
+            .as_ref()
+            .map(|e| format!(" (the capture ends early: {e})"))
+            .unwrap_or_default();
         return Err(InitError::Nothing(format!(
-            "{} holds no RoCEv2 packet (UDP to port {}) that reads cleanly in {} frames: nothing to replay",
+            "{} holds no RoCEv2 packet (UDP to port {}) that reads cleanly in {} frame{}{cut}: nothing to replay",
             capture.display(),
             cfg.udp_port,
-            n(survey.frames)
+            n(survey.frames),
+            if survey.frames == 1 { "" } else { "s" },
         )));
     }
     let file = capture
