@@ -139,6 +139,28 @@ fn params<P: DeserializeOwned>(model: &str, table: &toml::Table) -> Result<P, Mo
     })
 }
 
+/// The parameters `build` gives model `name` from an empty table — the model's defaults —
+/// as a TOML table (keys whose default is "none" absent). `None` for an unknown name.
+pub fn default_params(name: &str) -> Option<toml::Table> {
+    fn of<P: DeserializeOwned + serde::Serialize>(name: &str) -> Option<toml::Table> {
+        let p: P = params(name, &toml::Table::new()).ok()?;
+        toml::Table::try_from(p).ok()
+    }
+    match name {
+        "dcqcn" => of::<dcqcn::RpParams>(name),
+        "dcqcn-nic" => of::<dcqcn::NicParams>(name),
+        "dcqcn-ns3" => of::<ns3::DcqcnNs3Params>(name),
+        "dcqcn-np" => of::<dcqcn::NpParams>(name),
+        "dcqcn-cp" => of::<dcqcn::CpParams>(name),
+        "hpcc" => of::<hpcc::Params>(name),
+        "hpcc-ns3" => of::<ns3::HpccNs3Params>(name),
+        "fncc" | "fncc-receiver" => of::<fncc::Params>(name),
+        "rcc-receiver" => of::<rcc::ReceiverParams>(name),
+        "rcc-sender" => of::<rcc::SenderParams>(name),
+        _ => None,
+    }
+}
+
 /// A reference model by name, with parameters from a TOML table (missing keys take the paper
 /// defaults; `line_rate_bps`, `base_rtt_ns` and `mtu_bytes` come from the manifest unless set).
 pub fn build(name: &str, table: &toml::Table) -> Result<Box<dyn Model + Send>, ModelError> {
@@ -182,6 +204,24 @@ mod tests {
             let m = build(name, &toml::Table::new()).unwrap_or_else(|e| panic!("{name}: {e}"));
             assert_eq!(m.name(), *name);
         }
+    }
+
+    /// What `init` writes as a model's defaults reads back, as text, to a model; HPCC's are
+    /// the ones docs/models/hpcc.md gives (η 0.95, N 100, maxStage 5).
+    #[test]
+    fn default_params_read_back() {
+        for (name, _) in MODELS {
+            let t = default_params(name).unwrap_or_else(|| panic!("{name}"));
+            let back: toml::Table = toml::from_str(&toml::to_string(&t).unwrap()).unwrap();
+            assert_eq!(back, t, "{name}");
+            let m = build(name, &back).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(m.name(), *name);
+        }
+        let t = default_params("hpcc").unwrap();
+        assert_eq!(t["eta"].as_float(), Some(0.95));
+        assert_eq!(t["expected_flows"].as_integer(), Some(100));
+        assert_eq!(t["max_stage"].as_integer(), Some(5));
+        assert!(default_params("tcp").is_none());
     }
 
     /// The ns-3 profiles take the simulator's config keys as `ccreplay import ns3` writes them

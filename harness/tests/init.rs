@@ -112,11 +112,20 @@ fn init_alone_is_enough_to_replay() {
         assert_eq!(code, 0, "{name}: {err}");
         assert!(out.len() > 1000, "{name}: few decisions");
         assert!(err.contains("events"), "{err}");
-        // A receiver's capture cannot show the RTT: that guess is marked.
+        // A receiver's capture cannot show the RTT: that guess is marked. [network]'s other
+        // values are measured.
         let text = std::fs::read_to_string(dir.join(format!("{name}.toml"))).unwrap();
+        let network = &text[text.find("[network]").unwrap()..text.find("udp_port").unwrap()];
         assert_eq!(
-            text.contains("# GUESS"),
+            network.contains("# GUESS"),
             name == "rcc_receiver",
+            "{name}:\n{text}"
+        );
+        // The device's configuration is not on the wire: the model's parameters are written
+        // at their defaults, marked (rcc-sender has none beyond [network]'s).
+        assert_eq!(
+            text.contains("# GUESS: the model's defaults (docs/models/"),
+            name != "rcc_sender",
             "{name}:\n{text}"
         );
     }

@@ -239,11 +239,11 @@ pub fn manifest_text(
         }
     }
     for m in &models {
-        let mut params = toml::Table::new();
+        let mut given = toml::Table::new();
         for (pm, k, v) in &opts.params {
             let network = pm.is_none() && NETWORK_KEYS.contains(&k.as_str());
             if (pm.is_none() && !network) || pm.as_deref() == Some(m.as_str()) {
-                params.insert(k.clone(), v.clone());
+                given.insert(k.clone(), v.clone());
             }
         }
         line("[[models]]");
@@ -254,10 +254,26 @@ pub fn manifest_text(
             ));
         }
         line(&format!("name = {}", toml_str(m)));
-        if !params.is_empty() {
+        // The device's configuration is not on the wire: every parameter the model reads is
+        // written, the ones not given at its default, so a user sees what to set (a NIC
+        // configured otherwise differs from its first decisions on).
+        let mut defaults = crate::models::default_params(m).unwrap_or_default();
+        defaults.retain(|k, _| !NETWORK_KEYS.contains(&k) && !given.contains_key(k));
+        if !given.is_empty() || !defaults.is_empty() {
             line("");
             line("[models.params]");
-            let text = toml::to_string(&params).map_err(|e| InitError::Invalid(e.to_string()))?;
+        }
+        if !given.is_empty() {
+            line("# given (--param)");
+            let text = toml::to_string(&given).map_err(|e| InitError::Invalid(e.to_string()))?;
+            t_push(&mut line, &text);
+        }
+        if !defaults.is_empty() {
+            line(&format!(
+                "# GUESS: the model's defaults (docs/models/{}.md): set your device's configured values",
+                model_doc(m)
+            ));
+            let text = toml::to_string(&defaults).map_err(|e| InitError::Invalid(e.to_string()))?;
             t_push(&mut line, &text);
         }
         line("");
@@ -328,6 +344,21 @@ pub fn manifest_text(
             .map_err(|e| InitError::Invalid(e.to_string()))?;
     }
     Ok(t)
+}
+
+/// The page of docs/models/ that documents model `name`'s parameters.
+fn model_doc(name: &str) -> &'static str {
+    if name.ends_with("-ns3") {
+        "ns3"
+    } else if name.starts_with("dcqcn") {
+        "dcqcn"
+    } else if name.starts_with("fncc") {
+        "fncc"
+    } else if name.starts_with("rcc") {
+        "rcc"
+    } else {
+        "hpcc"
+    }
 }
 
 fn t_push(line: &mut impl FnMut(&str), text: &str) {
