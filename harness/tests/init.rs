@@ -108,6 +108,13 @@ fn init_alone_is_enough_to_replay() {
         let (code, _, err) = run(&dir, &["init", &pcap]);
         assert_eq!(code, 0, "{name}: {err}");
         assert!(err.contains(&format!("wrote {name}.toml")), "{err}");
+        // Counted, in the singular for one: the model's defaults, and a receiver's RTT.
+        let guesses = match name {
+            "rcc_sender" => "flows)",
+            "rcc_receiver" => "; 2 GUESS lines to check)",
+            _ => "; 1 GUESS line to check)",
+        };
+        assert!(err.contains(guesses), "{name}: {err}");
         let (code, out, err) = run(&dir, &["replay", &pcap]);
         assert_eq!(code, 0, "{name}: {err}");
         assert!(out.len() > 1000, "{name}: few decisions");

@@ -122,13 +122,18 @@ pub(crate) fn run(a: InitArgs) -> Result<u8, Failure> {
             ccreplay::verdict::n(stats.decisions)
         );
     }
+    let flows = text.matches("[[flows]]").count();
     note!(
-        "ccreplay: wrote {} ({}; {} flows{})",
+        "ccreplay: wrote {} ({}; {} flow{}{})",
         target.display(),
         detect::describe(&cfg, detection.best().max_n_hop),
-        text.matches("[[flows]]").count(),
+        flows,
+        super::plural(flows as u64),
         if guesses > 0 {
-            format!("; {guesses} GUESS lines to check")
+            format!(
+                "; {guesses} GUESS line{} to check",
+                super::plural(guesses as u64)
+            )
         } else {
             String::new()
         }
