@@ -138,6 +138,38 @@ fn init_alone_is_enough_to_replay() {
     }
 }
 
+/// A correct NIC (the simulator's, configured with N = 4 flows) judged on init's manifest:
+/// with the model's defaults (N = 100) it differs, and the diff says the parameters are
+/// init's guesses; with the device's N it conforms, and says nothing of it.
+#[test]
+fn a_diff_on_guessed_parameters_says_so() {
+    let dir = alone("hpcc_dumbbell", "guessed");
+    let (code, _, err) = run(&dir, &["init", "hpcc_dumbbell.pcap"]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = run(&dir, &["diff", "hpcc_dumbbell.toml", "--dut", "observed"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(String::from_utf8_lossy(&out).contains("DIFFERENCES FOUND"));
+    assert!(
+        err.contains("hint: hpcc_dumbbell.toml: the `hpcc` parameters are still init's guesses"),
+        "{err}"
+    );
+    let (code, _, err) = run(
+        &dir,
+        &[
+            "init",
+            "hpcc_dumbbell.pcap",
+            "--force",
+            "--param",
+            "hpcc.expected_flows=4",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = run(&dir, &["diff", "hpcc_dumbbell.toml", "--dut", "observed"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(String::from_utf8_lossy(&out).contains("CONFORMANT"));
+    assert!(!err.contains("hint:"), "{err}");
+}
+
 #[test]
 fn init_keeps_a_manifest_that_is_there() {
     let dir = alone("hpcc_dumbbell", "keep");

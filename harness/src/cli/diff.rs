@@ -363,8 +363,31 @@ pub(crate) fn run(a: DiffArgs) -> Result<u8, Failure> {
     {
         note!("ccreplay: wrote {}", p.display());
     }
+    if !report.ok()
+        && std::fs::read_to_string(&trace.manifest_path)
+            .is_ok_and(|m| guessed_params(&m, &spec.name))
+    {
+        note!(
+            "hint: {}: the `{}` parameters are still init's guesses (the model's defaults, under \
+             `# GUESS`): a device configured otherwise differs from its first decisions on; \
+             set its values (docs/manifest.md)",
+            trace.manifest_path.display(),
+            spec.name
+        );
+    }
     if bad_lines {
         return Ok(2);
     }
     Ok(if report.ok() { 0 } else { 1 })
+}
+
+/// Whether `manifest`'s `[[models]]` entry for `model` still carries the parameters `init`
+/// wrote at the model's defaults (its `# GUESS: the model's defaults` comment).
+fn guessed_params(manifest: &str, model: &str) -> bool {
+    let Some(at) = manifest.find(&format!("name = \"{model}\"")) else {
+        return false;
+    };
+    let rest = &manifest[at..];
+    let entry = rest.find("\n[[").map_or(rest, |end| &rest[..end]);
+    entry.contains("# GUESS: the model's defaults")
 }
