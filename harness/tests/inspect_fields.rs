@@ -268,3 +268,57 @@ fn every_opcode_tag_and_address_as_tshark_shows_them() {
         assert_eq!(same + skipped, 91 * EVERY_OPCODE.len());
     }
 }
+
+/// A capture taken with a snaplen (`tcpdump -s 128`, as captures of real NICs often are):
+/// the frames longer than 128 bytes are cut by the capture, not malformed — counted apart in
+/// the summary, and not failing `--strict` (with or without `-e`). The count expected is read
+/// off the records' lengths here, not from the decoder. A frame that is malformed on the wire
+/// still is (tests/fixtures/malformed.pcap).
+#[test]
+fn a_snaplen_capture_is_cut_not_malformed() {
+    let bytes = std::fs::read(repo().join("traces/hpcc_dumbbell.pcap")).unwrap();
+    let mut out = bytes[..24].to_vec();
+    out[16..20].copy_from_slice(&128u32.to_le_bytes());
+    let (mut off, mut longer) = (24, 0u64);
+    while off + 16 <= bytes.len() {
+        let word = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
+        let (cap, orig) = (word(off + 8) as usize, word(off + 12));
+        let data = &bytes[off + 16..off + 16 + cap];
+        let kept = cap.min(128);
+        longer += (orig > 128) as u64;
+        out.extend_from_slice(&bytes[off..off + 8]);
+        out.extend_from_slice(&(kept as u32).to_le_bytes());
+        out.extend_from_slice(&orig.to_le_bytes());
+        out.extend_from_slice(&data[..kept]);
+        off += 16 + cap;
+    }
+    assert!(longer > 1000, "{longer}");
+    let dir = common::Scratch::new("inspect-snaplen");
+    let cut = dir.join("cut.pcap");
+    std::fs::write(&cut, out).unwrap();
+    let inspect = |capture: &std::path::Path, args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_ccreplay"))
+            .arg("inspect")
+            .arg(capture)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let o = inspect(&cut, &["--format", "json", "--strict"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8(o.stdout).unwrap();
+    let summary: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert_eq!(summary["malformed"], 0, "{summary}");
+    assert_eq!(summary["cut_by_snaplen"], longer, "{summary}");
+    let o = inspect(&cut, &["-e", "frame.number", "--strict"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = inspect(
+        &repo().join("tests/fixtures/malformed.pcap"),
+        &["--format", "json", "--strict"],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    let text = String::from_utf8(o.stdout).unwrap();
+    let summary: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert_eq!(summary["cut_by_snaplen"], 0, "{summary}");
+    assert!(summary["malformed"].as_u64().unwrap() > 0, "{summary}");
+}

@@ -327,6 +327,7 @@ fn scalar(v: Val<'_>, d: Display, out: &mut TextBuf) {
 struct Counts {
     packets: u64,
     malformed: u64,
+    cut_by_snaplen: u64,
     warnings: u64,
 }
 
@@ -359,7 +360,11 @@ pub(super) fn run(
             for rec in batch.records() {
                 let p = Packet::from_record(&rec, &opts.decode);
                 c.packets += 1;
-                c.malformed += p.error.is_some() as u64;
+                match super::cut_or_malformed(&p, rec.is_truncated()) {
+                    Some(true) => c.cut_by_snaplen += 1,
+                    Some(false) => c.malformed += 1,
+                    None => {}
+                }
                 c.warnings += (p.warnings > 0) as u64;
                 // A CRC over the whole packet: only when a field shows it.
                 let icrc = if selection.needs_icrc {
@@ -382,6 +387,7 @@ pub(super) fn run(
     for c in counts {
         s.packets += c.packets;
         s.malformed += c.malformed;
+        s.cut_by_snaplen += c.cut_by_snaplen;
         s.warnings += c.warnings;
     }
     out.flush()?;

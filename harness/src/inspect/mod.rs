@@ -47,8 +47,11 @@ pub struct InspectOptions {
 pub struct Summary {
     /// Records read.
     pub packets: u64,
-    /// Packets whose decoding stopped at an error.
+    /// Packets whose decoding stopped at an error, the capture's snaplen aside.
     pub malformed: u64,
+    /// Packets the capture kept only the first bytes of (its snaplen: captured length below
+    /// the original) whose decoding stopped there: not malformed, only not all captured.
+    pub cut_by_snaplen: u64,
     /// Packets with a reserved value set.
     pub warnings: u64,
     /// RoCEv2 packets, by opcode.
@@ -136,9 +139,13 @@ impl Default for Tally {
 }
 
 impl Tally {
-    fn add(&mut self, frame: u64, p: &Packet<'_>, icrc_ok: Option<bool>) {
+    fn add(&mut self, frame: u64, p: &Packet<'_>, cut: bool, icrc_ok: Option<bool>) {
         self.s.packets += 1;
-        self.s.malformed += p.error.is_some() as u64;
+        match cut_or_malformed(p, cut) {
+            Some(true) => self.s.cut_by_snaplen += 1,
+            Some(false) => self.s.malformed += 1,
+            None => {}
+        }
         self.s.warnings += (p.warnings > 0) as u64;
         if let Some(r) = &p.roce {
             let op = r.bth.opcode();
@@ -180,6 +187,7 @@ impl Tally {
         let (a, b) = (&mut self.s, o.s);
         a.packets += b.packets;
         a.malformed += b.malformed;
+        a.cut_by_snaplen += b.cut_by_snaplen;
         a.warnings += b.warnings;
         a.pfc += b.pfc;
         a.icrc_bad += b.icrc_bad;
@@ -293,7 +301,12 @@ fn run_inner(
             for rec in batch.records() {
                 let p = decode_record(&rec, &opts.decode);
                 let icrc = p.icrc_check();
-                tally.add(rec.frame_number, &p, icrc.map(|(c, f)| c == f));
+                tally.add(
+                    rec.frame_number,
+                    &p,
+                    rec.is_truncated(),
+                    icrc.map(|(c, f)| c == f),
+                );
                 match opts.format {
                     Format::Json => write_json(o, &rec, &p, icrc, &opts.decode, opts.pfc_link_bps),
                     Format::Text => write_text(o, &rec, &p, icrc),
@@ -809,6 +822,7 @@ fn write_json_summary(buf: &mut Vec<u8>, s: &Summary) {
     o.s("ccreplay.record", "summary")
         .u("packets", s.packets)
         .u("malformed", s.malformed)
+        .u("cut_by_snaplen", s.cut_by_snaplen)
         .u("with_warnings", s.warnings)
         .u("flows", s.flows)
         .u("pfc", s.pfc)
@@ -867,16 +881,25 @@ static OPCODE_KEYS: [&str; 256] = {
     t
 };
 
+/// How a packet's decoding error counts: `Some(true)` cut by the capture's snaplen (the
+/// record is shorter than the frame and decoding ran out of captured bytes), `Some(false)`
+/// malformed, `None` no error.
+pub(crate) fn cut_or_malformed(p: &Packet<'_>, record_cut: bool) -> Option<bool> {
+    let e = p.error.as_ref()?;
+    Some(record_cut && matches!(e.kind, ccreplay_codecs::ErrorKind::Truncated { .. }))
+}
+
 fn write_text_summary(buf: &mut Vec<u8>, s: &Summary) {
     let _ = writeln!(
         buf,
-        "\n{} packets: {} RoCEv2 in {} flows, {} PFC, {} other; {} malformed, {} with warnings, {} bad ICRC",
+        "\n{} packets: {} RoCEv2 in {} flows, {} PFC, {} other; {} malformed, {} cut by the capture's snaplen, {} with warnings, {} bad ICRC",
         s.packets,
         s.by_opcode.iter().map(|(_, n)| n).sum::<u64>(),
         s.flows,
         s.pfc,
         s.other,
         s.malformed,
+        s.cut_by_snaplen,
         s.warnings,
         s.icrc_bad
     );
