@@ -12,7 +12,7 @@ const GENERATOR_ONLY: [&str; 2] = ["ccreplay.section", "ccreplay.ts_raw"];
 fn every_expected_field_matches() {
     let captures = fixture_captures();
     assert!(captures.len() >= 10, "fixtures missing: {captures:?}");
-    let mut checked = 0;
+    let (mut checked, mut snaplen_cut) = (0, 0);
     for path in captures {
         let name = path.file_name().unwrap().to_str().unwrap().to_string();
         let stem = name.rsplit_once('.').unwrap().0;
@@ -39,18 +39,32 @@ fn every_expected_field_matches() {
             }
         }
         // Malformed: the generator broke a header, or wrote an opcode wire.md does not list
-        // (reported as an `unknown_opcode` error, its bytes kept opaque).
+        // (reported as an `unknown_opcode` error, its bytes kept opaque). Cut by the
+        // snaplen: the generator wrote fewer bytes than the frame's length and decoding ran
+        // out of them (`truncated`) — counted apart, not malformed.
+        let cut = |e: &Value| {
+            e.get("ccreplay.truncated") == Some(&Value::from(1))
+                && e.get("ccreplay.error.reason") == Some(&Value::from("truncated"))
+        };
         let malformed = expected
             .iter()
             .filter(|e| {
-                e.get("ccreplay.error.layer").is_some()
-                    || e.get("ccreplay.opcode.known") == Some(&Value::from(0))
+                (e.get("ccreplay.error.layer").is_some()
+                    || e.get("ccreplay.opcode.known") == Some(&Value::from(0)))
+                    && !cut(e)
             })
             .count();
         assert_eq!(summary["malformed"], malformed, "{name}: malformed count");
+        let cut = expected.iter().filter(|e| cut(e)).count();
+        assert_eq!(summary["cut_by_snaplen"], cut, "{name}: cut by the snaplen");
+        snaplen_cut += cut;
         assert_eq!(summary["packets"], expected.len(), "{name}: packet count");
     }
     assert!(checked > 5000, "only {checked} fields checked");
+    assert!(
+        snaplen_cut > 0,
+        "no packet cut by a snaplen among the fixtures"
+    );
 }
 
 /// The summary's flow list against the generator's packets: one entry per (source,
