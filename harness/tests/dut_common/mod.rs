@@ -25,9 +25,29 @@ pub fn root() -> PathBuf {
 }
 
 /// A per-test scratch directory under Cargo's temporary directory for integration tests.
+/// One per process and kept while it runs (the libraries loaded from it must outlive the
+/// tests); the folders of earlier runs whose process is gone are removed here (Linux: by
+/// `/proc`; elsewhere they stay).
 pub fn scratch_dir(name: &str) -> PathBuf {
-    let d =
-        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-{}", std::process::id()));
+    let root = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let me = std::process::id();
+    if std::path::Path::new("/proc/self").exists()
+        && let Ok(entries) = std::fs::read_dir(&root)
+    {
+        for e in entries.flatten() {
+            let file = e.file_name();
+            let pid = file
+                .to_str()
+                .and_then(|f| f.strip_prefix(name)?.strip_prefix('-')?.parse::<u32>().ok());
+            if let Some(pid) = pid
+                && pid != me
+                && !std::path::Path::new(&format!("/proc/{pid}")).exists()
+            {
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
+    }
+    let d = root.join(format!("{name}-{me}"));
     std::fs::create_dir_all(&d).expect("create a scratch directory");
     d
 }
