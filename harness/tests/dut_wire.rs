@@ -616,6 +616,38 @@ fn a_second_ack_is_extra_and_a_retransmissions_missing_ack_is_missing() {
     assert_eq!(v["dut_accounting"]["unanswered"], 1);
 }
 
+/// Replies out of order on the wire (a capture that merged queues, or a NIC that reordered):
+/// frame 31 (the ACK of 16777037, #15) sent 1 ns after frame 33 (the ACK of 16777038, #16).
+/// Frame 33 passes over #15; frame 31 then answers it, late: every decision still compared
+/// (509), none missing or extra, and the accounting names it.
+#[test]
+fn an_ack_after_a_later_packets_is_late_not_missing_and_extra() {
+    let dir = fncc_chain("late", |recs| {
+        let (t33, _) = recs[32];
+        let (_, ack31) = recs.remove(30);
+        recs.insert(31, (t33 + 1, ack31));
+    });
+    let (code, v, err) = diff_json(&dir, "fncc_chain_receiver.toml");
+    assert_eq!(code, 0, "{v}{err}");
+    assert_eq!(
+        (&v["decisions"], &v["missing"], &v["extra"]),
+        (&509.into(), &0.into(), &0.into()),
+        "{v}"
+    );
+    let a = &v["dut_accounting"];
+    assert_eq!(
+        (&a["late"], &a["unanswered"], &a["acks"]),
+        (&1.into(), &0.into(), &500.into()),
+        "{a}"
+    );
+    let (code, out, err) = ccreplay(&dir, &["diff", "fncc_chain_receiver.toml", "--dut", "wire"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("500 ACKs of their data packet's PSN, 1 of them after a later packet's reply"),
+        "{out}"
+    );
+}
+
 /// A NIC that coalesces ACKs (FNCC 3.2.3: a cumulative ACK for every m packets) is not a
 /// NIC that lost one: the same capture without frame 31 (the ACK of #15) is missing #15 by
 /// default, with a hint naming the allowance (frame 33's ACK of 16777038 acknowledges

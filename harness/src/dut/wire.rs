@@ -75,6 +75,8 @@ struct Tally {
     acks: u64,
     dups: u64,
     naks: u64,
+    /// Of the ACKs, those that came after a later packet's reply (out of order on the wire).
+    late: u64,
     /// Data packets with no reply: dropped after a NAK (not compared), acknowledged by a later
     /// reply within `ack_coalescing` (not compared), arrived too close to the capture's end
     /// for their reply (not compared), or missing.
@@ -124,6 +126,10 @@ impl Tally {
             part(self.other, "ACK/NAK (no dcqcn-np decision)");
         } else {
             part(self.acks, "ACKs of their data packet's PSN");
+            part(
+                self.late,
+                "of them after a later packet's reply (out of order on the wire: a capture that merged queues, or a NIC that reordered; compared)",
+            );
             part(self.dups, "ACKs of a duplicate");
             part(self.naks, "NAKs");
             part(self.extra, "answering no data packet (extra)");
@@ -199,6 +205,7 @@ impl Tally {
             "acks": self.acks,
             "dup_acks": self.dups,
             "naks": self.naks,
+            "late": self.late,
             "extra": self.extra,
             "before_data": self.before_data,
             "no_flow": self.no_flow,

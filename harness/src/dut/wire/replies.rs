@@ -26,7 +26,9 @@
 //! (`ack_coalescing` K: the K − 1 packets just before the reply; not compared either);
 //! **unanswered** otherwise (the diff's *missing*). A reply no waiting packet can take is
 //! **extra** (a decision the reference did not make) once the flow has had data in the
-//! capture, and skipped before that (it answers a packet from before the capture began).
+//! capture, and skipped before that (it answers a packet from before the capture began) —
+//! unless it is an ACK of a recent packet of its PSN that a later packet's reply passed over
+//! as unanswered: then it is that packet's reply, **late** (out of order on the wire).
 //!
 //! Where the capture ends, packets still wait whose reply may simply not have been captured
 //! yet: those that arrived within the NIC's slowest turnaround seen in this capture (a data
@@ -43,6 +45,9 @@ use super::{AckSeen, Tally};
 /// At most this many packets of one flow wait for a reply; beyond, the oldest is passed over
 /// (no real responder lags this far behind, and the pairing's scans stay bounded).
 const MAX_WAITING: usize = 1 << 14;
+
+/// How far back (data packets of the flow) a late ACK looks for the packet it answers.
+const LATE_REACH: usize = 64;
 
 /// What the NIC's packets say about one data packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,6 +73,8 @@ pub(super) struct Slot {
     /// Arrival, capture ns.
     pub t_ns: u64,
     pub answer: Answer,
+    /// Passed over, unanswered, by a reply that acknowledged it (`Tally::acked_later`).
+    acked_later: bool,
 }
 
 /// A flow's data packets and replies, paired.
@@ -98,6 +105,7 @@ impl FlowReplies {
             psn,
             t_ns,
             answer: Answer::Waiting,
+            acked_later: false,
         });
     }
 
@@ -133,6 +141,9 @@ impl FlowReplies {
         tally: &mut Tally,
     ) {
         let Some(j) = self.taker(nak, psn) else {
+            if !nak && self.late(psn, t_ns, seen, tally) {
+                return;
+            }
             match self.slots.len().checked_sub(1) {
                 Some(last) => {
                     self.extra.push((last, seen));
@@ -165,6 +176,30 @@ impl FlowReplies {
                 self.gap = None;
             }
         }
+    }
+
+    /// An ACK of PSN `psn` that no waiting packet can take, for a recent packet of that PSN
+    /// already passed over as unanswered: its reply came after a later packet's (out of order
+    /// on the wire — a responder answers in order, so a capture that merged queues, or a NIC
+    /// that reordered). It answers that packet (its decision is compared); `late` counts it.
+    fn late(&mut self, psn: u32, t_ns: u64, seen: AckSeen, tally: &mut Tally) -> bool {
+        let from = self.slots.len().saturating_sub(LATE_REACH);
+        let Some(slot) = self.slots[from..]
+            .iter_mut()
+            .rev()
+            .find(|s| s.psn == psn && s.answer == Answer::Unanswered)
+        else {
+            return false;
+        };
+        slot.answer = Answer::Reply(seen);
+        tally.unanswered -= 1;
+        if std::mem::take(&mut slot.acked_later) {
+            tally.acked_later -= 1;
+        }
+        tally.acks += 1;
+        tally.late += 1;
+        tally.turnaround_ns = tally.turnaround_ns.max(t_ns.saturating_sub(slot.t_ns));
+        true
     }
 
     /// The end of the capture (its last record at `end_ns`): what still waits got no reply —
@@ -208,6 +243,7 @@ impl FlowReplies {
                     continue;
                 }
                 tally.acked_later += 1;
+                slot.acked_later = true;
             }
             self.mark_passed(i, tally);
         }
@@ -263,6 +299,40 @@ mod tests {
             cwnd: None,
             flags: None,
         }
+    }
+
+    /// Replies out of order on the wire: data 10, 11, 12 answered ACK 10, ACK 12, ACK 11. ACK
+    /// 12 passes over 11 (unanswered, acknowledged by it); ACK 11 then answers 11, late — not
+    /// an extra reply and a missing one. A second ACK of 11 is extra (11 has its reply), and
+    /// an ACK of a PSN no packet had is extra too.
+    #[test]
+    fn an_ack_after_a_later_packets_answers_its_packet_late() {
+        let mut t = Tally::default();
+        let mut f = FlowReplies::default();
+        for psn in [10, 11, 12] {
+            f.data(psn, 100 * u64::from(psn), &mut t);
+        }
+        f.reply(false, 10, 1_010, seen(1), 1, &mut t);
+        f.reply(false, 12, 1_220, seen(3), 1, &mut t);
+        f.reply(false, 11, 1_230, seen(2), 1, &mut t);
+        f.reply(false, 11, 1_240, seen(4), 1, &mut t);
+        f.reply(false, 20, 1_250, seen(5), 1, &mut t);
+        f.finish(1_250, Some(200), &mut t);
+        let answers: Vec<Answer> = f.slots.iter().map(|s| s.answer).collect();
+        assert_eq!(
+            answers,
+            [
+                Answer::Reply(seen(1)),
+                Answer::Reply(seen(2)),
+                Answer::Reply(seen(3)),
+            ]
+        );
+        assert_eq!(
+            (t.acks, t.late, t.unanswered, t.acked_later, t.extra),
+            (3, 1, 0, 0, 2)
+        );
+        // The late ACK's turnaround, 1,230 − 1,100, is the largest.
+        assert_eq!(t.turnaround_ns, 130);
     }
 
     /// The responder of the module docs on a loss: data 10, 12 (11 lost), 13, then 11 and 12
