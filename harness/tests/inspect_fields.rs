@@ -270,7 +270,8 @@ fn every_opcode_tag_and_address_as_tshark_shows_them() {
 }
 
 /// A capture taken with a snaplen (`tcpdump -s 128`, as captures of real NICs often are):
-/// the frames longer than 128 bytes are cut by the capture, not malformed — counted apart in
+/// the frames longer than 128 bytes are cut by the capture after their headers (Ethernet, IPv4,
+/// UDP, the 5-hop INT stack, BTH and RETH take at most 112 bytes), not malformed — counted apart in
 /// the summary, and not failing `--strict` (with or without `-e`). The count expected is read
 /// off the records' lengths here, not from the decoder. A frame that is malformed on the wire
 /// still is (tests/fixtures/malformed.pcap).

@@ -382,12 +382,12 @@ pub(crate) fn run(a: DiffArgs) -> Result<u8, Failure> {
 }
 
 /// Whether `manifest`'s `[[models]]` entry for `model` still carries the parameters `init`
-/// wrote at the model's defaults (its `# GUESS: the model's defaults` comment).
+/// wrote at the model's defaults (its [`ccreplay::init::GUESSED_PARAMS`] comment).
 fn guessed_params(manifest: &str, model: &str) -> bool {
     let Some(at) = manifest.find(&format!("name = \"{model}\"")) else {
         return false;
     };
     let rest = &manifest[at..];
     let entry = rest.find("\n[[").map_or(rest, |end| &rest[..end]);
-    entry.contains("# GUESS: the model's defaults")
+    entry.contains(ccreplay::init::GUESSED_PARAMS)
 }

@@ -18,6 +18,10 @@ use crate::verdict::n;
 /// Keys of `--param` that are the `[network]`'s, not a model's.
 pub const NETWORK_KEYS: [&str; 3] = ["line_rate_bps", "base_rtt_ns", "mtu_bytes"];
 
+/// The comment above the model parameters init writes at their defaults: `diff` looks for it
+/// to say that a verdict with differences may come from them.
+pub const GUESSED_PARAMS: &str = "# GUESS: the model's defaults";
+
 /// What the user asked for.
 #[derive(Clone, Debug, Default)]
 pub struct InitOptions {
@@ -270,7 +274,7 @@ pub fn manifest_text(
         }
         if !defaults.is_empty() {
             line(&format!(
-                "# GUESS: the model's defaults (docs/models/{}.md): set your device's configured values",
+                "{GUESSED_PARAMS} (docs/models/{}.md): set your device's configured values",
                 model_doc(m)
             ));
             let text = toml::to_string(&defaults).map_err(|e| InitError::Invalid(e.to_string()))?;

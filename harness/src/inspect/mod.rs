@@ -49,8 +49,8 @@ pub struct Summary {
     pub packets: u64,
     /// Packets whose decoding stopped at an error, the capture's snaplen aside.
     pub malformed: u64,
-    /// Packets the capture kept only the first bytes of (its snaplen: captured length below
-    /// the original) whose decoding stopped there: not malformed, only not all captured.
+    /// Packets the capture's snaplen cut after their headers (captured length below the
+    /// original, every header read): not malformed, only not all captured.
     pub cut_by_snaplen: u64,
     /// Packets with a reserved value set.
     pub warnings: u64,
@@ -881,18 +881,18 @@ static OPCODE_KEYS: [&str; 256] = {
     t
 };
 
-/// How a packet's decoding error counts: `Some(true)` cut by the capture's snaplen (the
-/// record is shorter than the frame and decoding ran out of captured bytes), `Some(false)`
-/// malformed, `None` no error.
+/// How a packet's decoding error counts: `Some(true)` cut by the capture's snaplen after its
+/// headers (the record is shorter than the frame, and every header was read:
+/// `Packet::headers_complete`, what `replay` replays as whole), `Some(false)` malformed (a
+/// cut inside the headers too, as `replay` counts it), `None` no error.
 pub(crate) fn cut_or_malformed(p: &Packet<'_>, record_cut: bool) -> Option<bool> {
-    let e = p.error.as_ref()?;
-    Some(record_cut && matches!(e.kind, ccreplay_codecs::ErrorKind::Truncated { .. }))
+    p.is_malformed().then(|| record_cut && p.headers_complete())
 }
 
 fn write_text_summary(buf: &mut Vec<u8>, s: &Summary) {
     let _ = writeln!(
         buf,
-        "\n{} packets: {} RoCEv2 in {} flows, {} PFC, {} other; {} malformed, {} cut by the capture's snaplen, {} with warnings, {} bad ICRC",
+        "\n{} packets: {} RoCEv2 in {} flows, {} PFC, {} other; {} malformed, {} cut by the capture's snaplen after their headers, {} with warnings, {} bad ICRC",
         s.packets,
         s.by_opcode.iter().map(|(_, n)| n).sum::<u64>(),
         s.flows,
