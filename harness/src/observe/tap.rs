@@ -33,7 +33,7 @@ pub struct Pauses {
 }
 
 impl Pauses {
-    fn from_frames(frames: &[(u64, u64)]) -> Self {
+    pub(super) fn from_frames(frames: &[(u64, u64)]) -> Self {
         // (time, pause length ns; 0 = XON): a frame replaces the pause in force.
         let mut spans: Vec<(u64, u64)> = Vec::new();
         let mut cur: Option<(u64, u64)> = None;
