@@ -778,9 +778,21 @@ mod tests {
         assert_eq!(r.settled.len(), 1);
         let want = 1058.0 * 8.0 * 8.0 / (8.0 * 1693.0) * 1e9 / 5e9;
         assert!((r.settled[0] - want).abs() < 1e-12, "{}", r.settled[0]);
+        // The settled rate is over all 8 gaps, not the first: after a step back up to 10 Gbps
+        // at 30,000 ns, a first gap of 846 ns (10.005 Gbps: the reaction, delay 0) then 7 of
+        // 900: 8 × 1,058 B over 7,146 ns = 9.47551 Gbps, 0.947551 of the new rate.
+        r.decision(30_000, 5e9, 10e9);
+        let mut t = 30_000;
+        for gap in [846, 900, 900, 900, 900, 900, 900, 900, 900] {
+            r.gap(t, t + gap, 1058.0);
+            t += gap;
+        }
+        assert_eq!(r.delays_ns, vec![946, 0]);
+        let want = 8.0 * 1058.0 * 8.0 / 7_146.0 * 1e9 / 10e9;
+        assert!((r.settled[1] - want).abs() < 1e-12, "{}", r.settled[1]);
         // A step under 10 % is no step.
-        r.decision(20_000, 5e9, 5.4e9);
-        assert_eq!(r.steps, 1);
+        r.decision(40_000, 10e9, 10.9e9);
+        assert_eq!(r.steps, 2);
     }
 
     // The edges of a step. A gap that begins at the step's very instant is after it: at
@@ -839,9 +851,14 @@ mod tests {
 
     /// Flow 0's data packet: RDMA WRITE MIDDLE (0x07), 1,000 bytes (a 1,058-byte frame).
     fn tx(j: &mut Judge, t_ns: u64, psn: u32) -> Event {
+        tx_of(j, 0, t_ns, psn)
+    }
+
+    /// [`tx`] of another flow of the host.
+    fn tx_of(j: &mut Judge, flow: u32, t_ns: u64, psn: u32) -> Event {
         let ev = Event {
             t_ns,
-            flow: 0,
+            flow,
             index: 0,
             kind: EventKind::TxData {
                 psn,
@@ -896,10 +913,8 @@ mod tests {
         let ev = tx(&mut j, 4_000, 4);
         assert_eq!(inflight(&j, &ev), Some(3_000));
         let facts = &j.finish()[0].1;
-        assert_eq!(
-            (facts.packets, facts.acks, facts.by_check),
-            (5, 1, [0, 0, 0])
-        );
+        let counts = (facts.packets, facts.acks, facts.decisions, facts.lost);
+        assert_eq!((counts, facts.by_check), ((5, 1, 1, 0), [0, 0, 0]));
     }
 
     // Go-back-N without the NAK in the capture: PSNs 0-3 in flight (4,000 B), then PSN 1 again
@@ -926,6 +941,9 @@ mod tests {
         tx(&mut j, 0, 0);
         let ev = tx(&mut j, 11_000, 11);
         assert_eq!(inflight(&j, &ev), Some(12_000));
+        // An ACK of 5 acknowledges the missed 1-5 too: 6-11 in flight.
+        reply(&mut j, 11_500, 5, false);
+        assert_eq!(inflight(&j, &ev), Some(6_000));
         let facts = &j.finish()[0].1;
         assert_eq!((facts.lost, facts.by_check), (10, [0, 0, 0]));
 
@@ -981,7 +999,14 @@ mod tests {
             }
             j.finish().remove(0)
         };
-        assert_eq!(run(17).1.by_check, [0, 0, 0]);
+        let (diff, facts) = run(17);
+        assert_eq!(facts.by_check, [0, 0, 0]);
+        // The largest earliness reported: packet 16's, of the allowance.
+        let (_, abs, rel) = diff.largest.iter().find(|l| l.0 == "tx_early_ns").unwrap();
+        let early = 16.0 * (1058.0 * 8.0 / 5.1 - 847.0);
+        let allowed = 8192.0 * 8.0 / 5.1 + 402.0;
+        assert_eq!(*abs, 13_002.0);
+        assert!((rel - early / allowed).abs() < 1e-9, "{rel}");
         // The observed rate, charted: the frames before the last of the last 9 packets over
         // their span — packets at 0, then 1,000 and every 847 ns after: 8,464 B in 6,929 ns
         // at the 9th, 9.7723 Gbps; at the 10th the window has moved past the longer first
@@ -1057,6 +1082,57 @@ mod tests {
         tx(&mut j, 0, 0);
         tx(&mut j, 10_000, 1);
         assert_eq!(j.finish()[0].1.by_check, [0, 1, 0]);
+    }
+
+    // Window failures and the ACKs that confirm them (window 3,000 B + 1,000: bound 4,000;
+    // packets 1 µs apart, ACK 0 covers one packet: the least any ACK covers). PSN 5 leaves
+    // with 5,000 B in flight; the next ACK covers 1 and 2 — more packets than any before: the
+    // tap lost ACK 1, which the NIC had when it sent, so the failure is dropped. Then: a
+    // duplicate ACK (covering nothing) does not decide it either; the ACK of one packet
+    // after it does.
+    #[test]
+    fn a_window_failure_waits_for_an_ack_that_covers_no_more_than_any_before() {
+        let start = || {
+            let mut j = judge();
+            decide(&mut j, 0, 10_000_000_000, Some(3_000));
+            tx(&mut j, 0, 0);
+            tx(&mut j, 1_000, 1);
+            reply(&mut j, 1_500, 0, false);
+            for k in 2..6 {
+                tx(&mut j, 1_000 * u64::from(k), k);
+            }
+            j
+        };
+        let mut j = start();
+        reply(&mut j, 5_500, 2, false);
+        assert_eq!(j.finish()[0].1.by_check, [0, 0, 0]);
+
+        let mut j = start();
+        reply(&mut j, 5_200, 0, false);
+        reply(&mut j, 5_500, 1, false);
+        tx(&mut j, 6_000, 6);
+        reply(&mut j, 6_500, 2, false);
+        assert_eq!(j.finish()[0].1.by_check, [0, 0, 2]);
+    }
+
+    // The host's other flows hold its link: that is not time a flow could send. Two flows
+    // each send a 1,058-byte frame every 4 µs, interleaved (2 µs apart), 10 Gbps required:
+    // each gap of a flow held 846.4 ns of the other's frame, so it could send for 3,153.6 ns
+    // — 3,863.16 B owed at 9.8 Gbps, 2,805.16 more than sent. After 3 gaps 8,415.48 B
+    // (within 8,684.45), after 4 11,220.64: too slow — for each flow.
+    #[test]
+    fn the_other_flows_frames_are_not_time_the_flow_could_send() {
+        let run = |n: u32| {
+            let mut j = judge();
+            for k in 0..n {
+                tx_of(&mut j, 0, 4_000 * u64::from(k), k);
+                tx_of(&mut j, 1, 4_000 * u64::from(k) + 2_000, k);
+            }
+            let out = j.finish();
+            [out[0].1.by_check, out[1].1.by_check]
+        };
+        assert_eq!(run(4), [[0, 0, 0]; 2]);
+        assert_eq!(run(5), [[0, 1, 0]; 2]);
     }
 
     // A packet sent with nothing in flight may always go, whatever the window (the reference
