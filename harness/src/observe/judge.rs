@@ -1135,6 +1135,53 @@ mod tests {
         assert_eq!(run(5), [[0, 1, 0]; 2]);
     }
 
+    // Nothing in flight is never window-blocked, even under a window smaller than a packet
+    // (500 B): PSN 0, its ACK at 500 ns, PSN 1 at 10 µs — blocked only until the ACK, so
+    // 9,500 ns it could send: 11,637.5 B owed at 9.8 Gbps, 1,058 sent: too slow.
+    #[test]
+    fn nothing_in_flight_is_never_window_blocked() {
+        let mut j = judge();
+        decide(&mut j, 0, 10_000_000_000, Some(500));
+        tx(&mut j, 0, 0);
+        reply(&mut j, 500, 0, false);
+        tx(&mut j, 10_000, 1);
+        assert_eq!(j.finish()[0].1.by_check, [0, 1, 0]);
+    }
+
+    // The reaction counts the frames the tap missed: after a step up to 10 Gbps at 10 µs, PSN
+    // 7 then PSN 9 1,693 ns later — two frames (PSN 8 unseen) in that gap, 9.999 Gbps, past
+    // the 7.5 Gbps midpoint: delay 11,851 − 10,000 = 1,851 ns. One packet alone has no rate.
+    #[test]
+    fn the_reaction_counts_frames_the_tap_missed() {
+        let mut j = judge();
+        decide(&mut j, 0, 5_000_000_000, None);
+        let ev = tx(&mut j, 0, 0);
+        assert_eq!(
+            j.observed_decision(&ev).and_then(|d| d.outputs.rate_bps),
+            None
+        );
+        for k in 1..8u32 {
+            tx(&mut j, 1_693 * u64::from(k), k);
+        }
+        decide(&mut j, 10_000, 10_000_000_000, None);
+        tx(&mut j, 1_693 * 8, 9);
+        let facts = j.finish().remove(0).1;
+        assert_eq!((facts.lost, facts.reactions.delays_ns), (1, vec![0, 1_851]));
+    }
+
+    // Coarse timestamps: two packets with one timestamp span no time, so no rate (not an
+    // infinite one).
+    #[test]
+    fn packets_at_one_timestamp_have_no_rate() {
+        let mut j = judge();
+        tx(&mut j, 1_000, 0);
+        let ev = tx(&mut j, 1_000, 1);
+        assert_eq!(
+            j.observed_decision(&ev).and_then(|d| d.outputs.rate_bps),
+            None
+        );
+    }
+
     // A packet sent with nothing in flight may always go, whatever the window (the reference
     // models send one packet whatever theirs): window 0, no slack; PSN 0, its ACK, PSN 1.
     #[test]
@@ -1179,6 +1226,9 @@ mod tests {
         let first = diff.first.expect("a first failure");
         assert_eq!(first.fields[0].reference, "≤ 4000 B in flight");
         assert_eq!(first.fields[0].dut, "window: 1000 bytes over");
+        let w = &first.fields[1];
+        let row = (w.field.as_str(), w.reference.as_str(), w.dut.as_str());
+        assert_eq!(row, ("window_bytes", "3000", "5000"));
         let largest = diff
             .largest
             .iter()
