@@ -837,16 +837,12 @@ mod tests {
     /// A judge of a windowed model's sender on a 10 Gbps link, default allowances (window
     /// slack one 1,000-byte MTU), 1 ns timestamps.
     fn judge() -> Judge {
-        let pauses = Pauses::default();
-        Judge::new(
-            Allowances::default(),
-            Dialect::Roce,
-            10_000_000_000,
-            1_000,
-            1,
-            pauses,
-            true,
-        )
+        judge_with(Allowances::default(), Pauses::default())
+    }
+
+    /// [`judge`] with these allowances and PFC pauses.
+    fn judge_with(allow: Allowances, pauses: Pauses) -> Judge {
+        Judge::new(allow, Dialect::Roce, 10_000_000_000, 1_000, 1, pauses, true)
     }
 
     /// Flow 0's data packet: RDMA WRITE MIDDLE (0x07), 1,000 bytes (a 1,058-byte frame).
@@ -1052,8 +1048,7 @@ mod tests {
     fn too_slow_past_the_burst_and_pauses_before_the_gap_do_not_count() {
         let run = |n: u32| {
             let pauses = Pauses::from_frames(&[(0, 10_000)]);
-            let allow = Allowances::default();
-            let mut j = Judge::new(allow, Dialect::Roce, 10_000_000_000, 1_000, 1, pauses, true);
+            let mut j = judge_with(Allowances::default(), pauses);
             for k in 0..n {
                 tx(&mut j, 20_000 + 2_000 * u64::from(k), k);
             }
@@ -1190,15 +1185,7 @@ mod tests {
             window_slack_bytes: Some(0),
             ..Allowances::default()
         };
-        let mut j = Judge::new(
-            allow,
-            Dialect::Roce,
-            10_000_000_000,
-            1_000,
-            1,
-            Pauses::default(),
-            true,
-        );
+        let mut j = judge_with(allow, Pauses::default());
         decide(&mut j, 0, 10_000_000_000, Some(0));
         tx(&mut j, 0, 0);
         reply(&mut j, 500, 0, false);
