@@ -327,3 +327,44 @@ fn pfc_frame() {
     assert!(pfc.paused(3));
     assert!(p.ip.is_none() && p.roce.is_none());
 }
+
+// A cut after whole headers is only ever the snapshot length's (what `replay` replays as whole
+// and `inspect` counts as `cut_by_snaplen`): with the record whole — the same bytes, orig_len =
+// their length — every length field is checked against them and no cut is "after the headers".
+// SCAPY_WRITE_FIRST's headers end at 70 (BTH 42 + 12, RETH 54 + 16), its ICRC starts at 78 (IPv4
+// total length 0x44: the frame is 14 + 68 = 82 bytes).
+#[test]
+fn headers_whole_with_an_error_means_cut_by_snaplen() {
+    let b = hex(SCAPY_WRITE_FIRST);
+    assert_eq!(b.len(), 82);
+    let cfg = DecodeConfig::default();
+    for cut in 0..b.len() {
+        let snaplen = Packet::decode(
+            &b[..cut],
+            b.len(),
+            ccreplay_codecs::LinkStart::Ethernet,
+            &cfg,
+        );
+        assert!(snaplen.is_malformed(), "cut at {cut}");
+        assert_eq!(snaplen.headers_complete(), cut >= 70, "cut at {cut}");
+        let layer = snaplen.error.unwrap().layer;
+        if cut >= 70 {
+            assert_eq!(
+                layer,
+                if cut >= 78 {
+                    Layer::Icrc
+                } else {
+                    Layer::Payload
+                }
+            );
+        }
+        let whole = Packet::decode(&b[..cut], cut, ccreplay_codecs::LinkStart::Ethernet, &cfg);
+        assert!(
+            !(whole.is_malformed() && whole.headers_complete()),
+            "record of {cut} bytes, not cut: {:?}",
+            whole.error
+        );
+    }
+    let full = Packet::decode(&b, b.len(), ccreplay_codecs::LinkStart::Ethernet, &cfg);
+    assert!(full.error.is_none() && full.headers_complete());
+}

@@ -949,7 +949,10 @@ fn pre_event(rec: &Record<'_>, cfg: &DecodeConfig, point: &CapturePoint) -> Pre 
         },
     };
     if p.error.is_some() && p.headers_complete() {
-        // Cut by snaplen after the headers (a header-only capture): the event is whole.
+        // Cut by snaplen after the headers (a header-only capture): the event is whole. Only a
+        // cut record gets here — length fields are checked against the original length, so a
+        // whole record's error is never past its headers (codecs' packet_vectors
+        // `headers_whole_with_an_error_means_cut_by_snaplen`; the fuzz targets assert it).
         pre.cut = true;
     } else if let Some(error) = p.error {
         pre.what = What::Malformed {
