@@ -145,3 +145,27 @@ fn a_dialect_that_leaves_bytes_unread_is_a_warning_naming_the_right_one() {
     assert_eq!(code, 0, "{err}");
     assert!(!err.contains("misreads"), "{err}");
 }
+
+// A capture that ends early *and* is read in the wrong dialect: the early end is the
+// no-decisions error's hint, and the dialect that reads it is still named (a warning), not
+// lost behind it.
+#[test]
+fn a_wrong_dialect_is_named_when_the_capture_also_ends_early() {
+    let dir = edited("hpcc_dumbbell", "cut-and-misread", |t| {
+        t.replace("dialect = \"hpcc\"", "dialect = \"roce\"")
+    });
+    let pcap = dir.join("hpcc_dumbbell.pcap");
+    let bytes = std::fs::read(&pcap).unwrap();
+    // Cut 10 bytes into the last record's data: the record header promises more.
+    std::fs::write(&pcap, &bytes[..bytes.len() - 10]).unwrap();
+    let (code, out, err) = run(&dir, &["replay", "hpcc_dumbbell.toml", "-o", "d.jsonl"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(!out.contains("CONFORMANT"), "{out}");
+    assert!(err.contains("the capture ends early"), "{err}");
+    assert!(err.contains("made no decisions"), "{err}");
+    assert!(
+        err.contains("the manifest's dialect misreads packets"),
+        "{err}"
+    );
+    assert!(err.contains("set dialect = \"hpcc\""), "{err}");
+}
