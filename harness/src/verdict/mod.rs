@@ -422,8 +422,6 @@ pub fn assess(trace: &Trace, model: &str, stats: &ReplayStats, opt: Strictness) 
     // The dialect the capture reads best in, when it is not the manifest's (3.: the ICRC as
     // the oracle; the first packets only, so it costs a few milliseconds).
     let dialect = dialect_hint(trace);
-    // Whether a finding already names the better dialect (then the warning below would repeat it).
-    let mut dialect_told = false;
     if stats.decisions == 0 {
         let inputs = model_inputs(model);
         let kinds = r.event_kinds.nonzero();
@@ -443,7 +441,6 @@ pub fn assess(trace: &Trace, model: &str, stats: &ReplayStats, opt: Strictness) 
                 n(r.packets)
             )
         } else if let Some((what, fix)) = &dialect {
-            dialect_told = true;
             format!("{what}: {fix}")
         } else if present || inputs.is_empty() {
             "the model's parameters may keep it from reacting; see docs/models/".to_string()
@@ -498,11 +495,10 @@ pub fn assess(trace: &Trace, model: &str, stats: &ReplayStats, opt: Strictness) 
             }
         }
     }
-    // A dialect that damages packets, or leaves bytes unread, where another reads them whole
-    // (also when the capture's early end took the no-decisions error's hint).
-    if let Some((what, fix)) = dialect
-        && !dialect_told
-    {
+    // A dialect that damages packets, or leaves bytes unread, where another reads them whole.
+    // With no decisions it got here only when the capture's early end took that error's hint
+    // (else it was the hint, alone, above): it is still named.
+    if let Some((what, fix)) = dialect {
         out.push(Finding::warning(
             format!("{name}: the manifest's dialect misreads packets: {what}"),
             Some(fix),
