@@ -660,3 +660,155 @@ impl Dut for WireDut {
         Some((t.line(self.host, &self.model), t.json()))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HOST: &str = "10.0.0.3";
+
+    /// Flow 0's CNPs at `cnps` attributed by an NP with N = 1,000 ns and a response allowance of
+    /// 100 ns, whose last CNP went at `last` with marks `marks` (time, event index) pending:
+    /// each decision's (time, cause).
+    fn attribute(last: Option<u64>, marks: &[(u64, u64)], cnps: &[u64]) -> Vec<(u64, Cause)> {
+        let mut np = NpWire {
+            n_ns: 1_000,
+            allow_ns: 100,
+            cnps: HashMap::from([(0, cnps.iter().copied().collect())]),
+            flows: HashMap::from([(
+                0,
+                NpFlow {
+                    last_cnp: last,
+                    marks: marks.iter().copied().collect(),
+                },
+            )]),
+            compared: 0,
+            after_end: 0,
+        };
+        let mut out = Vec::new();
+        np.consume(0, u64::MAX, &mut out);
+        assert_eq!(np.compared, cnps.len() as u64);
+        out.iter().map(|d| (d.t_ns, d.cause)).collect()
+    }
+
+    fn timer(name: &'static str) -> Cause {
+        Cause::Timer { name }
+    }
+
+    // A mark at 500 inside the interval the CNP at 0 opened (to 1,000): the interval's timer
+    // CNP, due at 1,000. Sent at 900 it is early; at 1,100 (100 late: the allowance) on time;
+    // at 1,101 late.
+    #[test]
+    fn a_timer_cnp_is_early_on_time_or_late_by_the_allowance() {
+        let cases = [
+            (900, "cnp_within_interval"),
+            (1_100, "cnp_interval"),
+            (1_101, "cnp_interval_late"),
+        ];
+        for (c, name) in cases {
+            assert_eq!(
+                attribute(Some(0), &[(500, 7)], &[c]),
+                [(1_000, timer(name))],
+                "CNP at {c}"
+            );
+        }
+    }
+
+    // No interval open: a CNP answers the first mark (at 500, event 7) when sent at it or
+    // within 100 ns after it (600); at 601, or before the mark (400), it answers none.
+    #[test]
+    fn a_cnp_answers_a_mark_within_the_allowance_after_it() {
+        let answer = Cause::Event {
+            kind: "rx_data",
+            index: 7,
+        };
+        assert_eq!(attribute(None, &[(500, 7)], &[500]), [(500, answer)]);
+        assert_eq!(attribute(None, &[(500, 7)], &[600]), [(500, answer)]);
+        assert_eq!(
+            attribute(None, &[(500, 7)], &[601]),
+            [(601, timer("cnp_unprompted"))]
+        );
+        assert_eq!(
+            attribute(None, &[(500, 7)], &[400]),
+            [(400, timer("cnp_unprompted"))]
+        );
+    }
+
+    // The accounting line's counts and sums, by hand: 5 + 2 + 1 replies answered a packet; a
+    // part with a zero count is left out; the NP variant lists CNPs instead.
+    #[test]
+    fn the_accounting_line_counts_every_packet_by_what_became_of_it() {
+        let host: IpAddr = HOST.parse().unwrap();
+        let t = Tally {
+            sent: 3,
+            data: 3,
+            acks: 3,
+            ..Tally::default()
+        };
+        assert_eq!(
+            t.line(host, "rcc-receiver"),
+            "wire: 3 ACK/NAK/CNP sent by 10.0.0.3: 3 ACKs of their data packet's PSN; 3 data packets: 3 answered"
+        );
+        assert_eq!(
+            Tally::default().line(host, "fncc-receiver"),
+            "wire: 0 ACK/NAK/CNP sent by 10.0.0.3: none; 0 data packets: 0 answered"
+        );
+        let t = Tally {
+            sent: 13,
+            data: 14,
+            acks: 5,
+            late: 1,
+            dups: 2,
+            naks: 1,
+            extra: 1,
+            before_data: 1,
+            no_flow: 1,
+            other: 2,
+            silent: 1,
+            coalesced: 2,
+            coalesce: 3,
+            cut_by_end: 1,
+            turnaround_ns: 2_500,
+            unanswered: 2,
+            acked_later: 1,
+            most_acked: 4,
+            ..Tally::default()
+        };
+        let line = t.line(host, "rcc-receiver");
+        let (sent, data) = line.split_once("; 14 data packets: ").unwrap();
+        assert_eq!(
+            sent,
+            "wire: 13 ACK/NAK/CNP sent by 10.0.0.3: 5 ACKs of their data packet's PSN, 1 of them \
+             after a later packet's reply (out of order on the wire: a capture that merged queues, \
+             or a NIC that reordered; compared), 2 ACKs of a duplicate, 1 NAKs, 1 answering no \
+             data packet (extra), 1 before their flow's first data packet (not compared), 1 of \
+             no flow, 2 CNPs (no rcc-receiver decision)"
+        );
+        let (data, hint) = data.split_once('\n').unwrap();
+        assert_eq!(
+            data,
+            "8 answered, 1 dropped out of sequence after a NAK (no reply by IB RC rules: not \
+             compared), 2 acknowledged by a later ACK (coalesced, ack_coalescing 3: not \
+             compared), 1 within the NIC's slowest turnaround (2,500 ns) of the capture's end \
+             (reply not captured: not compared), 2 unanswered (missing)"
+        );
+        assert!(
+            hint.starts_with("hint: 1 of 2 unanswered data packets were acknowledged by a later")
+                && hint.contains("--allow ack_coalescing=4 "),
+            "{hint}"
+        );
+        let np = Tally {
+            sent: 4,
+            cnps: 2,
+            cnps_after_end: 1,
+            other: 1,
+            data: 9,
+            ..Tally::default()
+        };
+        assert_eq!(
+            np.line(host, "dcqcn-np"),
+            "wire: 4 ACK/NAK/CNP sent by 10.0.0.3: 2 CNPs compared, 1 CNPs after the trace's last \
+             event (not compared), 1 ACK/NAK (no dcqcn-np decision)"
+        );
+    }
+}
