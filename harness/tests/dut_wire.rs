@@ -940,3 +940,81 @@ fn a_cnp_after_the_traces_last_event_is_not_compared() {
         "{w}"
     );
 }
+
+// What the accounting does with packets the pairing cannot place (cargo-mutants over
+// dut/wire.rs, docs/conformance.md). Counts from the captures' bytes (a Python read of
+// traces/*.pcap, as tshark's filters above): fncc_chain_receiver's host sent 509 ACKs / NAKs
+// and no CNP; dcqcn_np's 940 ACKs and 217 CNPs (74 to 10.0.0.1, 17 + 62 to 10.0.0.2, 64 to
+// 10.0.0.3). Destination IPs are rewritten a.b.c.d → a.d.0.0, which keeps the IPv4 header's
+// checksum (the 16-bit words 0x0a00 + 0x000d = 0x0a0d + 0x0000); the ICRC of a packet the host
+// sends is not checked (the NIC sent it whatever it holds).
+fn to_no_peer(f: &mut [u8]) {
+    f[31] = f[33];
+    f[32] = 0;
+    f[33] = 0;
+}
+
+#[test]
+fn a_reply_to_no_peer_of_a_flow_is_counted_as_of_no_flow() {
+    let dir = fncc_chain("no-flow", |recs| {
+        let (t, mut f) = recs.iter().find(|(_, f)| f[42] == 0x11).unwrap().clone();
+        to_no_peer(&mut f);
+        recs.push((t + 1, f));
+    });
+    let (code, v, err) = diff_json(&dir, "fncc_chain_receiver.toml");
+    assert_eq!(code, 0, "{v}{err}");
+    let w = &v["dut_accounting"];
+    assert_eq!((&w["sent"], &w["no_flow"]), (&510.into(), &1.into()), "{w}");
+    assert_eq!((&w["extra"], &w["other"]), (&0.into(), &0.into()), "{w}");
+}
+
+// A NIC that answered nothing: no turnaround seen, so nothing is excused at the capture's
+// end — every data packet is missing, the last one (the last record) too.
+#[test]
+fn a_nic_that_answered_nothing_has_every_data_packet_missing() {
+    let dir = fncc_chain("silent", |recs| recs.retain(|(_, f)| f[42] != 0x11));
+    let pcap = std::fs::read(dir.join("fncc_chain_receiver.pcap")).unwrap();
+    let h = held(&pcap, 42, [10, 0, 0, 4]);
+    assert_eq!((h.acks, h.naks), (0, 0));
+    let (code, v, err) = diff_json(&dir, "fncc_chain_receiver.toml");
+    assert_eq!(code, 1, "{v}{err}");
+    let w = &v["dut_accounting"];
+    assert_eq!(w["unanswered"], h.data, "{w}");
+    assert_eq!(
+        (&w["cut_by_end"], &w["sent"]),
+        (&0.into(), &0.into()),
+        "{w}"
+    );
+    assert_eq!(v["missing"], h.data, "{v}");
+}
+
+// A CNP whose QP no ACK or [[flows]] entry names goes to its peer's only flow (10.0.0.3 has
+// one); a CNP to a host with no flow is counted apart. Everything else conforms as before.
+#[test]
+fn a_cnp_pairs_with_its_peers_only_flow_or_with_none() {
+    let dir = dcqcn_np("cnp-pairing", |mut recs| {
+        let to = |f: &[u8], ip: [u8; 4]| is_cnp(f) && f[30..34] == ip;
+        let i = recs.iter().position(|(_, f)| to(f, [10, 0, 0, 3])).unwrap();
+        recs[i].1[47..50].copy_from_slice(&[0xAB, 0xCD, 0xEF]);
+        let (t, mut f) = recs
+            .iter()
+            .find(|(_, f)| to(f, [10, 0, 0, 1]))
+            .unwrap()
+            .clone();
+        to_no_peer(&mut f);
+        recs.push((t + 1, f));
+        recs
+    });
+    let (code, out, err) = ccreplay(
+        &dir,
+        &["diff", "dcqcn_np.toml", "--dut", "wire", "--format", "json"],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    let w = &v["dut_accounting"];
+    let get = |k: &str| w[k].as_u64().unwrap();
+    assert_eq!(get("sent"), 940 + 217 + 1, "{w}");
+    assert_eq!(get("cnps_no_flow"), 1, "{w}");
+    assert_eq!(get("cnps") + get("cnps_after_end"), 217, "{w}");
+    assert_eq!(get("other"), 940, "{w}");
+}
