@@ -1018,3 +1018,75 @@ fn a_cnp_pairs_with_its_peers_only_flow_or_with_none() {
     assert_eq!(get("cnps") + get("cnps_after_end"), 217, "{w}");
     assert_eq!(get("other"), 940, "{w}");
 }
+
+// Packets that carry no decision of the model: a CNP the FNCC receiver sends (the first of
+// dcqcn_np's, from the same host 10.0.0.4 to 10.0.0.1) is counted as `other`; an ACK a peer
+// sends *to* the host (the host's first ACK with its addresses swapped, to the host's QP
+// 0x200001 of that flow, ICRC recomputed) is neither a data packet nor one the host sent.
+#[test]
+fn a_cnp_the_receiver_sends_and_an_ack_it_receives_carry_no_decision() {
+    let np = std::fs::read(repo().join("traces/dcqcn_np.pcap")).unwrap();
+    let cnp = frames(&np)
+        .into_iter()
+        .find(|(_, f)| is_cnp(f))
+        .unwrap()
+        .1
+        .to_vec();
+    assert_eq!(
+        (&cnp[26..30], &cnp[30..34]),
+        (&[10, 0, 0, 4][..], &[10, 0, 0, 1][..])
+    );
+    let dir = fncc_chain("not-decisions", |recs| {
+        let (t, ack) = recs.iter().find(|(_, f)| f[42] == 0x11).unwrap().clone();
+        let mut back = ack.clone();
+        back[26..30].copy_from_slice(&ack[30..34]);
+        back[30..34].copy_from_slice(&ack[26..30]);
+        back[47..50].copy_from_slice(&[0x20, 0x00, 0x01]);
+        fix_icrc(&mut back);
+        recs.push((t + 1, back));
+        recs.push((t + 2, cnp.clone()));
+    });
+    let pcap = std::fs::read(dir.join("fncc_chain_receiver.pcap")).unwrap();
+    let h = held(&pcap, 42, [10, 0, 0, 4]);
+    assert_eq!((h.acks + h.naks, h.cnps), (509, 1));
+    let (code, v, err) = diff_json(&dir, "fncc_chain_receiver.toml");
+    assert_eq!(code, 0, "{v}{err}");
+    let w = &v["dut_accounting"];
+    assert_eq!((&w["sent"], &w["other"]), (&510.into(), &1.into()), "{w}");
+    assert_eq!(w["data"], h.data, "{w}");
+    assert_eq!(
+        (&w["unanswered"], &w["extra"]),
+        (&0.into(), &0.into()),
+        "{w}"
+    );
+}
+
+// An ACK whose QP neither the manifest nor an earlier ACK names goes to its peer's only flow
+// (rcc_receiver: 10.0.0.2 has one): a second copy of the 100th ACK to 10.0.0.2 with QP
+// 0xABCDEF answers no waiting packet there — extra, not "of no flow".
+#[test]
+fn an_ack_to_a_peer_with_one_flow_is_that_flows_even_with_another_qp() {
+    let dir = trace("only-flow", |p| {
+        let (at, len) = records(p)
+            .into_iter()
+            .filter(|&(at, _)| p[at + OPCODE] == 0x11 && p[at + 30..at + 34] == [10, 0, 0, 2])
+            .nth(99)
+            .unwrap();
+        let mut copy = p[at - 16..at + len].to_vec();
+        copy[16 + OPCODE + 5..16 + OPCODE + 8].copy_from_slice(&[0xAB, 0xCD, 0xEF]);
+        // The copy 1 ns after the original: the record header's nanoseconds + 1 (ns pcap).
+        let ns = u32::from_le_bytes(copy[4..8].try_into().unwrap());
+        copy[4..8].copy_from_slice(&(ns + 1).to_le_bytes());
+        let end = at + len;
+        p.splice(end..end, copy);
+    });
+    let (code, v, err) = diff_json(&dir, "rcc_receiver.toml");
+    assert_eq!(code, 1, "{v}{err}");
+    let w = &v["dut_accounting"];
+    assert_eq!((&w["extra"], &w["no_flow"]), (&1.into(), &0.into()), "{w}");
+    assert_eq!(
+        (&v["extra"], &v["missing"], &v["mismatches"]),
+        (&1.into(), &0.into(), &0.into()),
+        "{v}"
+    );
+}
