@@ -1090,3 +1090,25 @@ fn an_ack_to_a_peer_with_one_flow_is_that_flows_even_with_another_qp() {
         "{v}"
     );
 }
+
+// Without [[flows]] the replies' QPs are learned: an ACK goes to the flow of its peer with a
+// packet it can answer (10.0.0.1 has three flows in rcc_receiver). The manifest without its
+// [[flows]] entries: the same verdict, every ACK placed.
+#[test]
+fn without_flows_in_the_manifest_each_ack_finds_the_flow_it_answers() {
+    let dir = trace("no-flows", |_| {});
+    let path = dir.join("rcc_receiver.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let (head, rest) = text.split_once("[[flows]]").unwrap();
+    let source = &rest[rest.find("[source]").unwrap()..];
+    std::fs::write(&path, format!("{head}{source}")).unwrap();
+    let (code, v, err) = diff_json(&dir, "rcc_receiver.toml");
+    assert_eq!(code, 0, "{v}{err}");
+    assert_eq!(v["decisions"], 1374, "{v}");
+    let w = &v["dut_accounting"];
+    assert_eq!(
+        (&w["acks"], &w["no_flow"], &w["extra"]),
+        (&1374.into(), &0.into(), &0.into()),
+        "{w}"
+    );
+}
