@@ -366,6 +366,8 @@ mod tests {
             (t.data, t.acks, t.naks, t.silent, t.unanswered),
             (5, 3, 1, 1, 0)
         );
+        // ACK 11 passed over 13, dropped by rule: not a packet it acknowledged (13 is after 11).
+        assert_eq!((t.acked_later, t.coalesced), (0, 0));
         // The events come in the same order; the second 12 takes the fifth slot.
         assert_eq!(f.answer(10).unwrap().0, Answer::Reply(seen(1)));
         assert_eq!(f.answer(12).unwrap().0, Answer::Reply(seen(2)));
@@ -408,6 +410,51 @@ mod tests {
         assert!(f.answer(6).unwrap().1.is_empty());
         let (a, extra) = f.answer(5).unwrap();
         assert_eq!((a, extra), (Answer::Reply(seen(2)), &[(2, seen(3))][..]));
+    }
+
+    /// Extra replies follow the packet they came after: data 5, 6, 7, each ACKed twice — the
+    /// second ACK of each is extra, after slots 0, 1 and 2. The events 5 and 7 (6 never fed,
+    /// as when the extraction skipped it) get their own packet's extras, not 6's.
+    #[test]
+    fn each_packet_gets_the_extra_replies_after_it() {
+        let mut t = Tally::default();
+        let mut f = FlowReplies::default();
+        for (k, psn) in [5u16, 6, 7].into_iter().enumerate() {
+            f.data(u32::from(psn), 0, &mut t);
+            f.reply(false, u32::from(psn), 0, seen(10 * psn), 1, &mut t);
+            f.reply(false, u32::from(psn), 0, seen(10 * psn + 1), 1, &mut t);
+            assert_eq!(f.extra.len(), k + 1);
+        }
+        assert_eq!((t.acks, t.extra), (3, 3));
+        assert_eq!(
+            f.answer(5).unwrap(),
+            (Answer::Reply(seen(50)), &[(0, seen(51))][..])
+        );
+        assert_eq!(
+            f.answer(7).unwrap(),
+            (Answer::Reply(seen(70)), &[(2, seen(71))][..])
+        );
+        assert!(f.answer(6).is_none());
+    }
+
+    /// An ACK passes over a waiting packet it does not acknowledge: data 12 then 10 (out of
+    /// order, no NAK), ACK 10 — 12 is after 10, so unanswered, not a packet that ACK covered
+    /// (nothing for the coalescing hint), whatever the allowance.
+    #[test]
+    fn a_packet_after_the_acks_psn_is_not_acknowledged_by_it() {
+        for coalesce in [1, 2] {
+            let mut t = Tally::default();
+            let mut f = FlowReplies::default();
+            f.data(12, 0, &mut t);
+            f.data(10, 0, &mut t);
+            f.reply(false, 10, 0, seen(1), coalesce, &mut t);
+            assert_eq!(f.slots[0].answer, Answer::Unanswered, "K = {coalesce}");
+            assert_eq!(
+                (t.unanswered, t.acked_later, t.coalesced),
+                (1, 0, 0),
+                "K = {coalesce}"
+            );
+        }
     }
 
     /// A responder that coalesces ACKs (FNCC 3.2.3: one cumulative ACK for every m packets):
