@@ -945,7 +945,7 @@ fn a_cnp_after_the_traces_last_event_is_not_compared() {
 // dut/wire.rs, docs/conformance.md). Counts from the captures' bytes (a Python read of
 // traces/*.pcap, as tshark's filters above): fncc_chain_receiver's host sent 509 ACKs / NAKs
 // and no CNP; dcqcn_np's 940 ACKs and 217 CNPs (74 to 10.0.0.1, 17 + 62 to 10.0.0.2, 64 to
-// 10.0.0.3). Destination IPs are rewritten a.b.c.d → a.d.0.0, which keeps the IPv4 header's
+// 10.0.0.3). Destination IPs are rewritten 10.0.0.d → 10.d.0.0, which keeps the IPv4 header's
 // checksum (the 16-bit words 0x0a00 + 0x000d = 0x0a0d + 0x0000); the ICRC of a packet the host
 // sends is not checked (the NIC sent it whatever it holds).
 fn to_no_peer(f: &mut [u8]) {

@@ -549,12 +549,13 @@ mod tests {
         }
     }
 
+    /// A sender's manifest at 10.0.0.1, after its `capture` or `events` and `dialect`.
+    const BODY: &str = "\n[capture_point]\nkind = \"sender\"\nhost = \"10.0.0.1\"\n\n[network]\nlink_rate_bps = 100000000000\nbase_rtt_ns = 5000\nmtu_bytes = 1000\n\n[[models]]\nname = \"hpcc\"\n";
+
     /// A sender's trace at 10.0.0.1 whose capture does not exist (so no dialect hint: the
     /// detection cannot read it), with `extra` appended to the manifest.
     fn trace(extra: &str) -> Trace {
-        let text = format!(
-            "capture = \"missing.pcap\"\ndialect = \"roce\"\n\n[capture_point]\nkind = \"sender\"\nhost = \"10.0.0.1\"\n\n[network]\nlink_rate_bps = 100000000000\nbase_rtt_ns = 5000\nmtu_bytes = 1000\n\n[[models]]\nname = \"hpcc\"\n{extra}"
-        );
+        let text = format!("capture = \"missing.pcap\"\ndialect = \"roce\"\n{BODY}{extra}");
         let path = std::path::Path::new("/nonexistent/t.toml");
         Trace {
             manifest_path: path.to_path_buf(),
@@ -565,11 +566,11 @@ mod tests {
 
     /// An events-file trace (`events` instead of `capture`).
     fn events_trace() -> Trace {
-        let text = "events = \"e.jsonl\"\ndialect = \"hpcc\"\n\n[capture_point]\nkind = \"sender\"\nhost = \"10.0.0.1\"\n\n[network]\nlink_rate_bps = 100000000000\nbase_rtt_ns = 5000\nmtu_bytes = 1000\n\n[[models]]\nname = \"hpcc\"\n";
+        let text = format!("events = \"e.jsonl\"\ndialect = \"hpcc\"\n{BODY}");
         let path = std::path::Path::new("/nonexistent/e.toml");
         Trace {
             manifest_path: path.to_path_buf(),
-            manifest: crate::manifest::Manifest::parse(text, path).unwrap(),
+            manifest: crate::manifest::Manifest::parse(&text, path).unwrap(),
             capture: "/nonexistent/e.jsonl".into(),
         }
     }
