@@ -552,27 +552,29 @@ mod tests {
     /// A sender's manifest at 10.0.0.1, after its `capture` or `events` and `dialect`.
     const BODY: &str = "\n[capture_point]\nkind = \"sender\"\nhost = \"10.0.0.1\"\n\n[network]\nlink_rate_bps = 100000000000\nbase_rtt_ns = 5000\nmtu_bytes = 1000\n\n[[models]]\nname = \"hpcc\"\n";
 
-    /// A sender's trace at 10.0.0.1 whose capture does not exist (so no dialect hint: the
-    /// detection cannot read it), with `extra` appended to the manifest.
-    fn trace(extra: &str) -> Trace {
-        let text = format!("capture = \"missing.pcap\"\ndialect = \"roce\"\n{BODY}{extra}");
+    /// A trace of the manifest `head` + [`BODY`] + `tail` at a path that does not exist, with
+    /// `capture` as its capture or events file.
+    fn parsed(head: &str, tail: &str, capture: &str) -> Trace {
+        let text = format!("{head}{BODY}{tail}");
         let path = std::path::Path::new("/nonexistent/t.toml");
         Trace {
             manifest_path: path.to_path_buf(),
             manifest: crate::manifest::Manifest::parse(&text, path).unwrap(),
-            capture: "/nonexistent/missing.pcap".into(),
+            capture: capture.into(),
         }
+    }
+
+    /// A sender's trace at 10.0.0.1 whose capture does not exist (so no dialect hint: the
+    /// detection cannot read it), with `extra` appended to the manifest.
+    fn trace(extra: &str) -> Trace {
+        let head = "capture = \"missing.pcap\"\ndialect = \"roce\"\n";
+        parsed(head, extra, "/nonexistent/missing.pcap")
     }
 
     /// An events-file trace (`events` instead of `capture`).
     fn events_trace() -> Trace {
-        let text = format!("events = \"e.jsonl\"\ndialect = \"hpcc\"\n{BODY}");
-        let path = std::path::Path::new("/nonexistent/e.toml");
-        Trace {
-            manifest_path: path.to_path_buf(),
-            manifest: crate::manifest::Manifest::parse(&text, path).unwrap(),
-            capture: "/nonexistent/e.jsonl".into(),
-        }
+        let head = "events = \"e.jsonl\"\ndialect = \"hpcc\"\n";
+        parsed(head, "", "/nonexistent/e.jsonl")
     }
 
     fn report(skips: &[(Skip, u64)]) -> ExtractReport {
