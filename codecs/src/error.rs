@@ -21,6 +21,10 @@ pub enum Layer {
     Ipv6,
     /// IPv6 extension headers.
     Ipv6Ext,
+    /// GRE header of a mirrored packet (mirror.rs).
+    Gre,
+    /// ERSPAN II / III header of a mirrored packet.
+    Erspan,
     /// UDP header.
     Udp,
     /// INT stack shim (hpcc dialect, and inside the fncc ACK extension).
@@ -70,6 +74,8 @@ impl Layer {
             Layer::Ipv4 => "ipv4",
             Layer::Ipv6 => "ipv6",
             Layer::Ipv6Ext => "ipv6_ext",
+            Layer::Gre => "gre",
+            Layer::Erspan => "erspan",
             Layer::Udp => "udp",
             Layer::IntStack => "int",
             Layer::RccShim => "rcc_shim",

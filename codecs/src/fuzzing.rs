@@ -51,10 +51,14 @@ pub fn decode(data: &[u8], dialect: Dialect) {
     if let Some(e) = p.error {
         let _ = e.to_string();
         // Length fields are checked against the original length (wire.md 2), so an error after
-        // whole headers is only ever the snapshot length's cut: what `replay` replays as whole
-        // and counts as `snaplen_cut`, and `inspect` as `cut_by_snaplen`, must be the same set.
+        // whole headers is only ever a cut (the snapshot length's, or a mirroring switch's):
+        // what `replay` replays as whole and counts as `snaplen_cut`, and `inspect` as
+        // `cut_by_snaplen`, must be the same set.
         if p.headers_complete() {
-            assert!(frame.len() < orig_len, "headers whole, record whole: {e}");
+            assert!(
+                p.cut(frame.len() < orig_len),
+                "headers whole, frame whole: {e}"
+            );
         }
     } else if p.roce.is_some() {
         let _ = FrameRepr::from_packet(&p);

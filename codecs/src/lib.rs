@@ -13,6 +13,7 @@ pub mod frame;
 #[cfg(feature = "arbitrary")]
 pub mod fuzzing;
 pub mod ib;
+pub mod mirror;
 pub mod packet;
 pub mod pfc;
 pub mod shim;

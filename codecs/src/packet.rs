@@ -21,6 +21,7 @@ use crate::ib::{
     AethRepr, AtomicEthRepr, BTH_LEN, Bth, CNP_RESERVED_LEN, DethRepr, ExtHeaders, ICRC_LEN,
     ROCEV2_UDP_PORT, RdethRepr, RethRepr,
 };
+use crate::mirror::{self, IPPROTO_GRE, Mirror};
 use crate::pfc::{ETHERTYPE_MAC_CONTROL, PfcRepr};
 use crate::shim::{
     Dialect, FnccExtView, IntConfig, IntStackView, RCC_EXT_LEN, RCC_SHIM_LEN, RccExt,
@@ -336,6 +337,9 @@ pub struct Packet<'a> {
     pub roce: Option<Roce<'a>>,
     /// A PFC pause frame.
     pub pfc: Option<PfcRepr>,
+    /// The encapsulation of a mirrored packet (ERSPAN, gretap: mirror.rs); the layers above
+    /// are then the mirrored frame's.
+    pub mirror: Option<Mirror>,
     /// Why decoding stopped early, if it did.
     pub error: Option<DecodeError>,
     /// The first non-fatal finding (reserved value set).
@@ -368,6 +372,7 @@ impl<'a> Packet<'a> {
             udp: None,
             roce: None,
             pfc: None,
+            mirror: None,
             error: None,
             warning: None,
             warnings: 0,
@@ -406,6 +411,14 @@ impl<'a> Packet<'a> {
                     && self.roce.is_some()
             }
         }
+    }
+
+    /// True when the frame is shorter than it was on the wire: its record was cut by the
+    /// capture's snaplen (`record_cut`), or the switch that mirrored it cut the copy (ERSPAN
+    /// T). A decoding error after whole headers ([`Self::headers_complete`]) means one of
+    /// the two: length fields are checked against the frame's original length.
+    pub fn cut(&self, record_cut: bool) -> bool {
+        record_cut || self.mirror.is_some_and(|m| m.truncated())
     }
 
     /// Recompute the ICRC and compare it with the one in the packet: `Some((computed, found))`,
@@ -493,11 +506,23 @@ impl<'a> Packet<'a> {
         start: LinkStart,
         cfg: &DecodeConfig,
     ) -> Result<(), DecodeError> {
-        let data = self.data;
         let (net_off, ether_type) = match start {
-            LinkStart::Ethernet => self.decode_ethernet_header()?,
+            LinkStart::Ethernet => self.decode_ethernet_header(0)?,
             LinkStart::Network { offset, ether_type } => (offset, ether_type),
         };
+        self.decode_network(orig_len, net_off, ether_type, cfg)
+    }
+
+    /// Everything from the network header on (`orig_len`: where the frame ends, an offset).
+    #[inline]
+    fn decode_network(
+        &mut self,
+        orig_len: usize,
+        net_off: usize,
+        ether_type: u16,
+        cfg: &DecodeConfig,
+    ) -> Result<(), DecodeError> {
+        let data = self.data;
         match ether_type {
             ETHERTYPE_IPV4 | ETHERTYPE_IPV6 => {}
             ETHERTYPE_MAC_CONTROL => {
@@ -515,6 +540,9 @@ impl<'a> Packet<'a> {
             decode_ipv6(data, net_off, orig_len)?
         };
         self.ip = Some(ip);
+        if ip.protocol == IPPROTO_GRE && self.mirror.is_none() {
+            return self.decode_mirror(ip, cfg);
+        }
         if ip.protocol != u8::from(IpNumber::UDP) {
             return Ok(());
         }
@@ -550,10 +578,48 @@ impl<'a> Packet<'a> {
         self.decode_roce(udp_off + 8, udp_end, cfg)
     }
 
-    fn decode_ethernet_header(&mut self) -> Result<(usize, u16), DecodeError> {
-        let data = self.data;
+    /// A GRE packet: when it carries a mirrored frame (mirror.rs), the outer headers move to
+    /// `mirror` and the frame is decoded as the packet. One level only: GRE inside the
+    /// mirrored frame is read as any other IP protocol.
+    #[cold]
+    fn decode_mirror(&mut self, ip: IpInfo, cfg: &DecodeConfig) -> Result<(), DecodeError> {
+        let Some(m) = mirror::parse(self.data, ip.offset + ip.header_len, ip.end)? else {
+            return Ok(()); // GRE carrying something else
+        };
+        self.warn(m.warning);
+        let (inner, net) = match m.inner {
+            mirror::Inner::Ethernet(at) => (at, None),
+            mirror::Inner::Network(at, ether_type) => (at, Some(ether_type)),
+        };
+        let mirror = Mirror {
+            kind: m.kind,
+            eth: self.eth.take(),
+            ip,
+            gre: m.gre,
+            erspan: m.erspan,
+            inner,
+        };
+        self.mirror = Some(mirror);
+        self.ip = None;
+        // The frame ends with the outer IP payload, unless the switch cut it (ERSPAN T): then
+        // its length fields may claim more, as in a record cut by snaplen.
+        let orig_len = if mirror.truncated() {
+            usize::MAX >> 2
+        } else {
+            ip.end
+        };
+        let (net_off, ether_type) = match net {
+            Some(ether_type) => (inner, ether_type),
+            None => self.decode_ethernet_header(inner)?,
+        };
+        self.decode_network(orig_len, net_off, ether_type, cfg)
+    }
+
+    /// The Ethernet header (and VLAN tags) at offset `at`.
+    fn decode_ethernet_header(&mut self, at: usize) -> Result<(usize, u16), DecodeError> {
+        let data = self.data.get(at..).unwrap_or(&[]);
         let eth = Ethernet2HeaderSlice::from_slice(data)
-            .map_err(|_| DecodeError::truncated(Layer::Ethernet, 0, 14, data.len()))?;
+            .map_err(|_| DecodeError::truncated(Layer::Ethernet, at, 14, data.len()))?;
         let mut info = EthInfo {
             dst: eth.destination(),
             src: eth.source(),
@@ -568,7 +634,7 @@ impl<'a> Packet<'a> {
                 self.eth = Some(info);
                 return Err(DecodeError::new(
                     Layer::Vlan,
-                    off,
+                    at + off,
                     ErrorKind::Unsupported {
                         what: "more than 2 VLAN tags",
                         found: 3,
@@ -578,10 +644,10 @@ impl<'a> Packet<'a> {
             let rest = &data[off..];
             let tag = SingleVlanHeaderSlice::from_slice(rest).map_err(|_| {
                 self.eth = Some(info);
-                DecodeError::truncated(Layer::Vlan, off, 4, rest.len())
+                DecodeError::truncated(Layer::Vlan, at + off, 4, rest.len())
             })?;
             info.vlans[n] = Some(VlanTag {
-                offset: off,
+                offset: at + off,
                 tpid: ether_type,
                 pcp: u8::from(tag.priority_code_point()),
                 dei: tag.drop_eligible_indicator(),
@@ -593,7 +659,7 @@ impl<'a> Packet<'a> {
         }
         info.ether_type = ether_type;
         self.eth = Some(info);
-        Ok((off, ether_type))
+        Ok((at + off, ether_type))
     }
 
     fn decode_roce(

@@ -950,9 +950,10 @@ fn pre_event(rec: &Record<'_>, cfg: &DecodeConfig, point: &CapturePoint) -> Pre 
     };
     if p.error.is_some() && p.headers_complete() {
         // Cut by snaplen after the headers (a header-only capture): the event is whole. Only a
-        // cut record gets here — length fields are checked against the original length, so a
-        // whole record's error is never past its headers (codecs' packet_vectors
-        // `headers_whole_with_an_error_means_cut_by_snaplen`; the fuzz targets assert it).
+        // cut frame gets here — length fields are checked against the original length, so a
+        // whole frame's error is never past its headers (codecs' packet_vectors
+        // `headers_whole_with_an_error_means_cut_by_snaplen`; the fuzz targets assert it). A
+        // mirroring switch's cut (ERSPAN T, `Packet::cut`) counts as the snaplen's.
         pre.cut = true;
     } else if let Some(error) = p.error {
         pre.what = What::Malformed {
@@ -960,7 +961,7 @@ fn pre_event(rec: &Record<'_>, cfg: &DecodeConfig, point: &CapturePoint) -> Pre 
             error,
             roce: p.udp.is_some_and(|u| u.dst_port == cfg.udp_port),
             ours: ours(point, &p),
-            cut: rec.is_truncated(),
+            cut: p.cut(rec.is_truncated()),
         };
         return pre;
     }

@@ -42,7 +42,7 @@ enum Display {
 /// `tshark -G fields | awk -F'\t' '$6=="BASE_HEX" || $4=="FT_BYTES" {print $3, $4, $7}'`,
 /// kept to the keys inspect writes. Everything else inspect names the Wireshark way is
 /// BASE_DEC (or an address, a time, a boolean shown as 0/1), as in the JSON.
-const WIRESHARK_HEX: [(&str, Display); 12] = [
+const WIRESHARK_HEX: [(&str, Display); 14] = [
     ("eth.type", Display::Hex(4)),                 // FT_UINT16
     ("vlan.etype", Display::Hex(4)),               // FT_UINT16
     ("infiniband.bth.destqp", Display::Hex(6)),    // FT_UINT24
@@ -55,6 +55,8 @@ const WIRESHARK_HEX: [(&str, Display); 12] = [
     ("macc.opcode", Display::Hex(4)),              // FT_UINT16
     ("macc.cbfc.enbv", Display::Hex(4)),           // FT_UINT16
     ("infiniband.immdt", Display::Bytes(4)),       // FT_BYTES
+    ("gre.proto", Display::Hex(4)),                // FT_UINT16
+    ("gre.key", Display::Hex(8)),                  // FT_UINT32
 ];
 
 fn display_of(field: &str) -> Display {

@@ -12,6 +12,7 @@ use std::net::IpAddr;
 
 use ccreplay_codecs::capture::{CaptureReader, Record};
 use ccreplay_codecs::ib::ExtHeaders;
+use ccreplay_codecs::mirror::Mirror;
 use ccreplay_codecs::packet::{AckExt, ETHERTYPE_QINQ, ETHERTYPE_VLAN, IpAddrs, Packet, Shim};
 use ccreplay_codecs::shim::IntStackView;
 use ccreplay_codecs::shim::int::IntHop;
@@ -424,6 +425,64 @@ fn write_int(o: &mut Rec<'_>, s: &IntStackView<'_>, offset: usize) {
     o.u(key!("ccreplay.offset.int"), offset as u64);
 }
 
+/// A mirrored packet's encapsulation (codecs mirror.rs): the outer addresses under
+/// `ccreplay.mirror.*` (Wireshark's `eth.*` and `ip.*` are the mirrored frame's here), GRE and
+/// ERSPAN under Wireshark's names.
+fn write_mirror(o: &mut Rec<'_>, m: &Mirror) {
+    o.s(key!("ccreplay.mirror"), m.kind.name());
+    if let Some(eth) = &m.eth {
+        o.mac(key!("ccreplay.mirror.eth.src"), eth.src)
+            .mac(key!("ccreplay.mirror.eth.dst"), eth.dst);
+    }
+    match m.ip.addrs {
+        IpAddrs::V4 { src, dst } => {
+            o.ipv4(key!("ccreplay.mirror.ip.src"), src)
+                .ipv4(key!("ccreplay.mirror.ip.dst"), dst);
+        }
+        IpAddrs::V6 { .. } => {
+            o.display(key!("ccreplay.mirror.ip.src"), m.ip.addrs.src())
+                .display(key!("ccreplay.mirror.ip.dst"), m.ip.addrs.dst());
+        }
+    }
+    o.u(key!("gre.proto"), m.gre.proto)
+        .u(key!("ccreplay.offset.gre"), m.gre.offset as u64);
+    if let Some(k) = m.gre.key {
+        o.u(key!("gre.key"), k);
+    }
+    if let Some(q) = m.gre.seq {
+        o.u(key!("gre.sequence_number"), q);
+    }
+    if let Some(e) = &m.erspan {
+        o.u(key!("ccreplay.offset.erspan"), e.offset as u64)
+            .u(key!("erspan.version"), e.version())
+            .u(key!("erspan.vlan"), e.vlan())
+            .u(key!("erspan.cos"), e.cos());
+        if e.version() == 1 {
+            o.u(key!("erspan.encap"), e.en_bso());
+        } else {
+            o.u(key!("erspan.bso"), e.en_bso());
+        }
+        o.flag(key!("erspan.truncated"), e.truncated())
+            .u(key!("erspan.spanid"), e.span_id());
+        if e.version() == 1 {
+            o.u(key!("erspan.index"), e.index());
+        } else {
+            o.u(key!("erspan.timestamp"), e.timestamp())
+                .u(key!("erspan.sgt"), e.sgt())
+                .flag(key!("erspan.p"), e.p())
+                .u(key!("erspan.ft"), e.ft())
+                .u(key!("erspan.hw"), e.hw_id())
+                .flag(key!("erspan.direction"), e.direction())
+                .u(key!("erspan.gra"), e.gra())
+                .flag(key!("erspan.o"), e.o());
+            if let Some(plat) = e.platform {
+                o.u(key!("erspan.platid"), plat >> 58);
+            }
+        }
+    }
+    o.u(key!("ccreplay.offset.mirror"), m.inner as u64);
+}
+
 /// One JSON record (a line, compact: no spaces) for a decoded packet.
 pub fn write_json(
     buf: &mut LineBuf,
@@ -443,6 +502,9 @@ pub fn write_json(
         .u(key!("ccreplay.link_type"), rec.link.to_u32())
         .u(key!("ccreplay.interface_id"), rec.interface_id)
         .flag(key!("ccreplay.truncated"), rec.is_truncated());
+    if let Some(m) = &p.mirror {
+        write_mirror(&mut o, m);
+    }
     if let Some(eth) = &p.eth {
         o.mac(key!("eth.src"), eth.src)
             .mac(key!("eth.dst"), eth.dst);
@@ -881,12 +943,14 @@ static OPCODE_KEYS: [&str; 256] = {
     t
 };
 
-/// How a packet's decoding error counts: `Some(true)` cut by the capture's snaplen after its
-/// headers (the record is shorter than the frame, and every header was read:
+/// How a packet's decoding error counts: `Some(true)` cut by the capture's snaplen (or by the
+/// switch that mirrored it: ERSPAN T) after its headers (the frame is shorter than it was on
+/// the wire, and every header was read:
 /// `Packet::headers_complete`, what `replay` replays as whole), `Some(false)` malformed (a
 /// cut inside the headers too, as `replay` counts it), `None` no error.
 pub(crate) fn cut_or_malformed(p: &Packet<'_>, record_cut: bool) -> Option<bool> {
-    p.is_malformed().then(|| record_cut && p.headers_complete())
+    p.is_malformed()
+        .then(|| p.cut(record_cut) && p.headers_complete())
 }
 
 fn write_text_summary(buf: &mut Vec<u8>, s: &Summary) {

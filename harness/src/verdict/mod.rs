@@ -309,7 +309,8 @@ pub fn likely_cause(trace: &Trace, r: &ExtractReport) -> (String, String) {
         );
     }
     if biggest == damaged {
-        // Frames cut short by the capture's snapshot length read as malformed in any dialect.
+        // Frames cut short by the capture's snapshot length read as malformed in any dialect
+        // (and those a mirroring switch cut, ERSPAN T: `Packet::cut`).
         if r.snaplen_short * 2 > damaged {
             return (
                 format!(
@@ -318,7 +319,8 @@ pub fn likely_cause(trace: &Trace, r: &ExtractReport) -> (String, String) {
                     n(r.snaplen_short),
                     n(r.roce)
                 ),
-                "capture whole frames (tcpdump -s 0), or at least past the INT stack and the AETH"
+                "capture whole frames (tcpdump -s 0; a mirror session that does not truncate), \
+                 or at least past the INT stack and the AETH"
                     .to_string(),
             );
         }

@@ -8,6 +8,7 @@ use std::net::IpAddr;
 
 use ccreplay_codecs::capture::Record;
 use ccreplay_codecs::ib::{ExtHeaders, Syndrome};
+use ccreplay_codecs::mirror::Mirror;
 use ccreplay_codecs::packet::{
     AckExt, ETHERTYPE_QINQ, ETHERTYPE_VLAN, IpAddrs, IpInfo, Packet, Roce, Shim,
 };
@@ -72,6 +73,39 @@ pub(crate) enum PfcPart {
     PauseNs,
 }
 
+/// A mirrored packet's encapsulation (codecs mirror.rs), by key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum MirrorPart {
+    Kind,
+    EthSrc,
+    EthDst,
+    IpSrc,
+    IpDst,
+    GreProto,
+    GreKey,
+    GreSeq,
+    OffsetGre,
+    OffsetErspan,
+    Version,
+    Vlan,
+    Cos,
+    Encap,
+    Bso,
+    Truncated,
+    SpanId,
+    Index,
+    Timestamp,
+    Sgt,
+    P,
+    Ft,
+    Hw,
+    Direction,
+    Gra,
+    O,
+    PlatId,
+    OffsetMirror,
+}
+
 /// Decode error or warning parts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum ProblemPart {
@@ -94,6 +128,7 @@ pub(crate) enum Field {
     LinkType,
     InterfaceId,
     Truncated,
+    Mirror(MirrorPart),
     EthSrc,
     EthDst,
     EthType,
@@ -212,6 +247,34 @@ pub(super) const NAMED: &[(&str, Field)] = {
         ("ccreplay.link_type", LinkType),
         ("ccreplay.interface_id", InterfaceId),
         ("ccreplay.truncated", Truncated),
+        ("ccreplay.mirror", Mirror(MirrorPart::Kind)),
+        ("ccreplay.mirror.eth.src", Mirror(MirrorPart::EthSrc)),
+        ("ccreplay.mirror.eth.dst", Mirror(MirrorPart::EthDst)),
+        ("ccreplay.mirror.ip.src", Mirror(MirrorPart::IpSrc)),
+        ("ccreplay.mirror.ip.dst", Mirror(MirrorPart::IpDst)),
+        ("gre.proto", Mirror(MirrorPart::GreProto)),
+        ("ccreplay.offset.gre", Mirror(MirrorPart::OffsetGre)),
+        ("gre.key", Mirror(MirrorPart::GreKey)),
+        ("gre.sequence_number", Mirror(MirrorPart::GreSeq)),
+        ("ccreplay.offset.erspan", Mirror(MirrorPart::OffsetErspan)),
+        ("erspan.version", Mirror(MirrorPart::Version)),
+        ("erspan.vlan", Mirror(MirrorPart::Vlan)),
+        ("erspan.cos", Mirror(MirrorPart::Cos)),
+        ("erspan.encap", Mirror(MirrorPart::Encap)),
+        ("erspan.bso", Mirror(MirrorPart::Bso)),
+        ("erspan.truncated", Mirror(MirrorPart::Truncated)),
+        ("erspan.spanid", Mirror(MirrorPart::SpanId)),
+        ("erspan.index", Mirror(MirrorPart::Index)),
+        ("erspan.timestamp", Mirror(MirrorPart::Timestamp)),
+        ("erspan.sgt", Mirror(MirrorPart::Sgt)),
+        ("erspan.p", Mirror(MirrorPart::P)),
+        ("erspan.ft", Mirror(MirrorPart::Ft)),
+        ("erspan.hw", Mirror(MirrorPart::Hw)),
+        ("erspan.direction", Mirror(MirrorPart::Direction)),
+        ("erspan.gra", Mirror(MirrorPart::Gra)),
+        ("erspan.o", Mirror(MirrorPart::O)),
+        ("erspan.platid", Mirror(MirrorPart::PlatId)),
+        ("ccreplay.offset.mirror", Mirror(MirrorPart::OffsetMirror)),
         ("eth.src", EthSrc),
         ("eth.dst", EthDst),
         ("eth.type", EthType),
@@ -401,6 +464,7 @@ impl Field {
             LinkType => U(rec.link.to_u32().into()),
             InterfaceId => U(rec.interface_id.into()),
             Truncated => flag(rec.is_truncated()),
+            Mirror(part) => p.mirror.as_ref().map_or(Absent, |m| mirror(part, m)),
             EthSrc | EthDst | EthType | TagsOf(..) | TagEtypes | VlanEtype | VlanCount
             | Tags(_) | RocePriority => eth(self, p),
             Ip4Src | Ip4Dst | Ip4Dscp | Ip4Ecn | Ip4HdrLen | Ip4Ttl | Ip6Src | Ip6Dst | Ip6Dscp
@@ -421,6 +485,56 @@ impl Field {
             IcrcComputed => cx.icrc.map_or(Absent, |(c, _)| U(c.into())),
             _ => roce(self, cx),
         }
+    }
+}
+
+/// As `write_mirror` writes them: ERSPAN II's En and Index, III's BSO and the rest, each only
+/// in its own version.
+fn mirror<'p>(part: MirrorPart, m: &Mirror) -> Val<'p> {
+    use MirrorPart::*;
+    use Val::{Absent, U};
+    let flag = |b: bool| U(b as u64);
+    let addr = |a: IpAddr| match a {
+        IpAddr::V4(v4) => Val::V4(v4.octets()),
+        v6 => Val::V6(v6),
+    };
+    match part {
+        Kind => return Val::Str(m.kind.name()),
+        EthSrc => return m.eth.map_or(Absent, |e| Val::Mac(e.src)),
+        EthDst => return m.eth.map_or(Absent, |e| Val::Mac(e.dst)),
+        IpSrc => return addr(m.ip.addrs.src()),
+        IpDst => return addr(m.ip.addrs.dst()),
+        GreProto => return U(m.gre.proto.into()),
+        GreKey => return m.gre.key.map_or(Absent, |k| U(k.into())),
+        GreSeq => return m.gre.seq.map_or(Absent, |q| U(q.into())),
+        OffsetGre => return U(m.gre.offset as u64),
+        OffsetMirror => return U(m.inner as u64),
+        _ => {}
+    }
+    let Some(e) = &m.erspan else {
+        return Absent;
+    };
+    let (v2, v3) = (e.version() == 1, e.version() == 2);
+    match part {
+        OffsetErspan => U(e.offset as u64),
+        Version => U(e.version().into()),
+        Vlan => U(e.vlan().into()),
+        Cos => U(e.cos().into()),
+        Encap if v2 => U(e.en_bso().into()),
+        Bso if v3 => U(e.en_bso().into()),
+        Truncated => flag(e.truncated()),
+        SpanId => U(e.span_id().into()),
+        Index if v2 => U(e.index().into()),
+        Timestamp if v3 => U(e.timestamp().into()),
+        Sgt if v3 => U(e.sgt().into()),
+        P if v3 => flag(e.p()),
+        Ft if v3 => U(e.ft().into()),
+        Hw if v3 => U(e.hw_id().into()),
+        Direction if v3 => flag(e.direction()),
+        Gra if v3 => U(e.gra().into()),
+        O if v3 => flag(e.o()),
+        PlatId if v3 => e.platform.map_or(Absent, |x| U(x >> 58)),
+        _ => Absent,
     }
 }
 

@@ -1,0 +1,263 @@
+//! Remote mirroring (codecs mirror.rs, docs/wire.md 2.1) over `tests/fixtures/mirror.pcap`:
+//! frames scapy wrapped (its GRE and `scapy.contrib.erspan`, make_fixtures.py
+//! `build_mirror`) and tshark 4.0 dissects to the same fields (check_with_tshark.py,
+//! tests/tshark_compare.rs). The expected numbers here are the ones that script set.
+
+use std::path::PathBuf;
+
+use ccreplay_codecs::capture::CaptureReader;
+use ccreplay_codecs::mirror::{MirrorKind, MirrorRepr};
+use ccreplay_codecs::packet::IpAddrs;
+use ccreplay_codecs::{DecodeConfig, ErrorKind, Layer, LinkStart, Packet};
+
+/// The records of mirror.pcap, in order.
+fn records() -> Vec<Vec<u8>> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/mirror.pcap");
+    let mut r = CaptureReader::open(path).expect("fixture (make_fixtures.py)");
+    let mut out = Vec::new();
+    while let Some(rec) = r.next_record() {
+        out.push(rec.unwrap().data.to_vec());
+    }
+    assert_eq!(out.len(), 12);
+    out
+}
+
+fn decode(b: &[u8]) -> Packet<'_> {
+    Packet::decode_ethernet(b, &DecodeConfig::default())
+}
+
+/// The mirrored frame reads as it does on its own, every offset moved by where it starts, and
+/// its ICRC checks (it covers the mirrored frame's IP and UDP, not the encapsulation's).
+#[test]
+fn the_mirrored_frame_reads_as_the_frame_alone() {
+    // (record, kind, where the frame starts: 14 + 20 + GRE (+ ERSPAN), bytes scapy wrote)
+    let cases = [
+        (0, MirrorKind::ErspanII, 14 + 20 + 8 + 8),
+        (1, MirrorKind::ErspanIII, 14 + 20 + 8 + 12),
+        (2, MirrorKind::ErspanIII, 14 + 20 + 8 + 12 + 8),
+        (3, MirrorKind::ErspanI, 14 + 20 + 4),
+        (4, MirrorKind::Teb, 14 + 20 + 8),
+    ];
+    let recs = records();
+    for (i, kind, at) in cases {
+        let p = decode(&recs[i]);
+        let m = p
+            .mirror
+            .unwrap_or_else(|| panic!("record {i}: {:?}", p.error));
+        assert_eq!((m.kind, m.inner), (kind, at), "record {i}");
+        assert_eq!(m.ip.addrs.src().to_string(), "10.9.0.1");
+        assert_eq!(m.eth.unwrap().src, [2, 0, 0, 0, 0, 0x5a]);
+        let alone = decode(&recs[i][at..]);
+        assert!(p.error.is_none() && alone.error.is_none(), "record {i}");
+        assert_eq!(p.ip.unwrap().offset, alone.ip.unwrap().offset + at);
+        assert_eq!(p.ip.unwrap().addrs, alone.ip.unwrap().addrs);
+        assert_eq!(
+            p.eth,
+            alone.eth.map(|mut e| {
+                for v in e.vlans.iter_mut().flatten() {
+                    v.offset += at;
+                }
+                e
+            })
+        );
+        let (r, a) = (p.roce.unwrap(), alone.roce.unwrap());
+        assert_eq!((r.bth, r.bth_offset), (a.bth, a.bth_offset + at));
+        let (computed, found) = p.icrc_check().unwrap();
+        assert_eq!(computed, found, "record {i}: ICRC");
+    }
+}
+
+/// The headers' fields, as make_fixtures.py set them through scapy.
+#[test]
+fn erspan_fields_are_the_ones_the_switch_wrote() {
+    let recs = records();
+    let m = decode(&recs[0]).mirror.unwrap();
+    let e = m.erspan.unwrap();
+    assert_eq!((m.gre.proto, m.gre.seq, m.gre.key), (0x88BE, Some(1), None));
+    assert_eq!(
+        (e.version(), e.vlan(), e.cos(), e.en_bso(), e.truncated()),
+        (1, 100, 3, 3, false)
+    );
+    assert_eq!((e.span_id(), e.index(), e.reserved()), (5, 0x12345, 0));
+
+    let m = decode(&recs[1]).mirror.unwrap();
+    let e = m.erspan.unwrap();
+    assert_eq!((m.gre.proto, m.gre.seq), (0x22EB, Some(2)));
+    assert_eq!((e.version(), e.cos(), e.span_id()), (2, 5, 7));
+    assert_eq!(
+        (e.timestamp(), e.sgt(), e.p(), e.ft()),
+        (0x0102_0304, 0xBEEF, true, 0)
+    );
+    assert_eq!(
+        (e.hw_id(), e.direction(), e.gra(), e.o()),
+        (5, true, 1, false)
+    );
+    assert_eq!(e.platform, None);
+
+    // Every bit of session, timestamp and Hw ID set; the platform subheader's 64 bits are
+    // platf_id 3 (6 bits), info1 0x12345 (26), info2 0x89ABCDEF (32).
+    let e = decode(&recs[2]).mirror.unwrap().erspan.unwrap();
+    assert_eq!(
+        (e.span_id(), e.timestamp(), e.hw_id()),
+        (1023, u32::MAX, 63)
+    );
+    assert_eq!((e.gra(), e.o()), (2, true));
+    assert_eq!(e.platform, Some(3 << 58 | 0x12345 << 32 | 0x89AB_CDEF));
+
+    let m = decode(&recs[4]).mirror.unwrap();
+    assert_eq!(
+        (m.gre.proto, m.gre.key, m.gre.seq),
+        (0x6558, Some(0x2A), None)
+    );
+}
+
+/// T = 1: the switch cut the frame to 60 bytes, inside the SEND payload (data 42 + BTH 12 =
+/// 54, 7 payload bytes and pad to 62, ICRC to 66): a cut, as a snaplen's, not a lying length.
+#[test]
+fn a_frame_the_switch_cut_reads_as_cut() {
+    let recs = records();
+    let p = decode(&recs[5]);
+    let at = 14 + 20 + 8 + 8;
+    assert!(p.mirror.unwrap().truncated());
+    let e = p.error.unwrap();
+    assert_eq!((e.layer, e.offset), (Layer::Payload, at + 54));
+    assert!(p.headers_complete() && p.cut(false));
+    // The same record with T clear: the frame's IP length claims more than the encapsulation
+    // holds, a lying length.
+    let mut whole = recs[5].clone();
+    whole[at - 8 + 2] &= !0x04;
+    let p = decode(&whole);
+    assert!(!p.mirror.unwrap().truncated() && !p.cut(false));
+    let e = p.error.unwrap();
+    assert_eq!((e.layer, e.offset), (Layer::Ipv4, at + 14));
+    assert!(matches!(e.kind, ErrorKind::BadLength { .. }));
+}
+
+/// ERSPAN III frame type 2 carries the IP packet without an Ethernet header.
+#[test]
+fn frame_type_2_is_an_ip_packet() {
+    let recs = records();
+    let p = decode(&recs[6]);
+    let m = p.mirror.unwrap();
+    assert_eq!((m.kind, m.erspan.unwrap().ft()), (MirrorKind::ErspanIII, 2));
+    assert!(p.eth.is_none() && p.error.is_none());
+    let ip = p.ip.unwrap();
+    assert_eq!(ip.offset, 14 + 20 + 8 + 12);
+    assert_eq!(
+        ip.addrs,
+        IpAddrs::V4 {
+            src: [10, 0, 0, 1],
+            dst: [10, 0, 0, 2]
+        }
+    );
+    assert_eq!(p.icrc_check().map(|(c, f)| c == f), Some(true));
+}
+
+/// GRE that is not a mirror, and encapsulations ccreplay does not read: the packet is its
+/// outer headers, with the error naming the layer.
+#[test]
+fn other_gre_and_unknown_versions() {
+    let recs = records();
+    let p = decode(&recs[7]);
+    assert!(p.mirror.is_none() && p.error.is_none() && p.roce.is_none());
+    assert_eq!(p.ip.unwrap().protocol, 47);
+    for (i, layer, offset, what, found) in [
+        (8, Layer::Erspan, 42, "ERSPAN version", 3),
+        (9, Layer::Gre, 34, "GRE version", 1),
+        (10, Layer::Gre, 34, "GRE routing (RFC 1701)", 0x4000),
+        (11, Layer::Erspan, 42, "ERSPAN frame type", 3),
+    ] {
+        let p = decode(&recs[i]);
+        assert!(p.mirror.is_none() && p.roce.is_none(), "record {i}");
+        assert_eq!(p.ip.unwrap().addrs.src().to_string(), "10.9.0.1");
+        let e = p.error.unwrap();
+        assert_eq!(
+            (e.layer, e.offset, e.kind),
+            (layer, offset, ErrorKind::Unsupported { what, found }),
+            "record {i}"
+        );
+    }
+}
+
+/// Every cut point of the ERSPAN III record (outer 0..54, the ACK 54..116): the error names
+/// the layer the cut falls in, headers are whole only past the ACK's AETH, and the same bytes
+/// as a whole record (the outer IP length then lies) never read as cut.
+#[test]
+fn every_cut_of_a_mirrored_record() {
+    let b = &records()[1];
+    assert_eq!(b.len(), 116);
+    let cfg = DecodeConfig::default();
+    // (first byte of the layer, layer): outer Ethernet, IPv4, GRE, ERSPAN; the ACK's
+    // Ethernet, IPv4, UDP, BTH, AETH, ICRC (no payload: the AETH ends at 108 + 4).
+    let layers = [
+        (0, Layer::Ethernet),
+        (14, Layer::Ipv4),
+        (34, Layer::Gre),
+        (42, Layer::Erspan),
+        (54, Layer::Ethernet),
+        (68, Layer::Ipv4),
+        (88, Layer::Udp),
+        (96, Layer::Bth),
+        (108, Layer::Aeth),
+        (112, Layer::Icrc),
+    ];
+    for cut in 0..b.len() {
+        let p = Packet::decode(&b[..cut], b.len(), LinkStart::Ethernet, &cfg);
+        let e = p.error.unwrap_or_else(|| panic!("cut at {cut}: no error"));
+        let want = layers.iter().rev().find(|(at, _)| *at <= cut).unwrap();
+        assert_eq!((e.layer, e.offset), (want.1, want.0), "cut at {cut}");
+        assert_eq!(p.headers_complete(), cut >= 112, "cut at {cut}");
+        let whole = Packet::decode(&b[..cut], cut, LinkStart::Ethernet, &cfg);
+        assert!(
+            !(whole.is_malformed() && whole.headers_complete()),
+            "record of {cut} bytes, not cut: {:?}",
+            whole.error
+        );
+    }
+    assert!(decode(b).error.is_none());
+}
+
+/// The writer wraps a frame as scapy did: the same bytes for ERSPAN II, type I and gretap.
+#[test]
+fn the_writer_wraps_as_scapy_did() {
+    let recs = records();
+    let base = MirrorRepr {
+        kind: MirrorKind::ErspanII,
+        src_mac: [2, 0, 0, 0, 0, 0x5a],
+        dst_mac: [2, 0, 0, 0, 0, 0xc0],
+        src_ip: [10, 9, 0, 1],
+        dst_ip: [10, 9, 0, 2],
+        ttl: 63,
+        key: None,
+        seq: 1,
+        session: 5,
+        vlan: 100,
+        cos: 3,
+        truncated: false,
+        index: 0x12345,
+        timestamp: 0,
+    };
+    for (i, repr) in [
+        (0, base),
+        (
+            3,
+            MirrorRepr {
+                kind: MirrorKind::ErspanI,
+                ..base
+            },
+        ),
+        (
+            4,
+            MirrorRepr {
+                kind: MirrorKind::Teb,
+                key: Some(0x2A),
+                ..base
+            },
+        ),
+    ] {
+        let inner = decode(&recs[i]).mirror.unwrap().inner;
+        let mut out = Vec::new();
+        repr.write(&recs[i][inner..], &mut out);
+        assert_eq!(out, recs[i], "record {i}");
+    }
+}
