@@ -426,7 +426,7 @@ pub(crate) fn report_extraction(trace: &Trace, r: &ccreplay::extract::ExtractRep
     }
     if r.snaplen_cut > 0 {
         eprintln!(
-            "ccreplay: {cap}: {} packet{} cut by snaplen after their headers were replayed (payload length from the length fields)",
+            "ccreplay: {cap}: {} packet{} cut after their headers (by the capture's snaplen, or by the switch that mirrored them) were replayed (payload length from the length fields)",
             r.snaplen_cut,
             plural(r.snaplen_cut)
         );
