@@ -261,3 +261,47 @@ fn the_writer_wraps_as_scapy_did() {
         assert_eq!(out, recs[i], "record {i}");
     }
 }
+
+/// A GRE or ERSPAN header the outer IP length leaves no room for is a lying length, not a
+/// cut: the ERSPAN III record (GRE 34..42, ERSPAN 42..54) with its outer IPv4 total length
+/// set to 20 + 6 (GRE's 8 bytes do not fit) and to 20 + 8 + 4 (ERSPAN's 12 do not).
+#[test]
+fn headers_longer_than_the_outer_ip_payload() {
+    let rec = &records()[1];
+    for (total, layer, offset, room) in [(26u16, Layer::Gre, 34, 6), (32, Layer::Erspan, 42, 4)] {
+        let mut b = rec.clone();
+        b[16..18].copy_from_slice(&total.to_be_bytes());
+        let p = decode(&b);
+        let e = p.error.unwrap();
+        assert_eq!((e.layer, e.offset), (layer, offset), "total {total}");
+        assert_eq!(
+            e.kind,
+            ErrorKind::BadLength {
+                field: "ip payload",
+                found: room,
+                expected: "room for the GRE and ERSPAN headers",
+            }
+        );
+        assert!(!p.headers_complete() && p.mirror.is_none());
+    }
+}
+
+/// GRE flag bits RFC 2784 / 2890 leave zero (here the enhanced GRE ack bit, 0x0080, on the
+/// gretap record whose flags are K alone, 0x2000) are a warning; the frame is still read.
+#[test]
+fn reserved_gre_flags_are_a_warning() {
+    let mut b = records()[4].clone();
+    assert_eq!(&b[34..36], &[0x20, 0x00]);
+    b[35] = 0x80;
+    let p = decode(&b);
+    assert!(p.error.is_none() && p.roce.is_some());
+    let w = p.warning.unwrap();
+    assert_eq!((w.layer, w.offset, p.warnings), (Layer::Gre, 34, 1));
+    assert_eq!(
+        w.kind,
+        ErrorKind::Reserved {
+            field: "gre.flags.reserved",
+            found: 0x80
+        }
+    );
+}
