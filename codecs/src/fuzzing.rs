@@ -88,6 +88,7 @@ pub fn roundtrip(input: RoundTrip) {
         dialect: input.dialect,
         int,
         udp_port: 4791,
+        mirror_session: None,
     };
     let mut frame = input.frame;
     frame.conform(cfg.dialect, int, cfg.udp_port);

@@ -65,7 +65,7 @@ pub const ERSPAN3_LEN: usize = 12;
 pub const ERSPAN3_PLATFORM_LEN: usize = 8;
 
 /// Which mirror encapsulation a packet came in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum MirrorKind {
     /// GRE transparent Ethernet bridging (0x6558).
     Teb,
@@ -108,16 +108,11 @@ pub struct GreInfo {
 
 impl GreInfo {
     /// Bytes of the header: 4, plus 4 for each of checksum, key and sequence number.
-    pub fn len(&self) -> usize {
+    pub fn header_len(&self) -> usize {
         4 + 4
             * (usize::from(self.checksum.is_some())
                 + usize::from(self.key.is_some())
                 + usize::from(self.seq.is_some()))
-    }
-
-    /// Never empty (for clippy's `len_without_is_empty`).
-    pub fn is_empty(&self) -> bool {
-        false
     }
 }
 
@@ -161,10 +156,6 @@ impl ErspanInfo {
     /// Session ID.
     pub fn span_id(&self) -> u16 {
         self.word(2) & 0x03FF
-    }
-    /// II: the reserved 12 bits.
-    pub fn reserved(&self) -> u16 {
-        self.word(4) >> 4
     }
     /// II: Index (the port and direction of the mirrored frame, platform-defined).
     pub fn index(&self) -> u32 {
@@ -220,6 +211,9 @@ pub struct Mirror {
     pub erspan: Option<ErspanInfo>,
     /// Offset of the mirrored frame.
     pub inner: usize,
+    /// False when the frame was not read: its ERSPAN session is not the one the decoder was
+    /// told to read (`DecodeConfig::mirror_session`).
+    pub read: bool,
 }
 
 impl Mirror {
@@ -339,7 +333,7 @@ pub(crate) fn parse(data: &[u8], off: usize, end: usize) -> Result<Option<Parsed
     if fv & GRE_S != 0 {
         gre.seq = words.next();
     }
-    let after = off + gre.len();
+    let after = off + gre.header_len();
     let (kind, erspan, inner) = match proto {
         GRE_PROTO_TEB => (MirrorKind::Teb, None, Inner::Ethernet(after)),
         GRE_PROTO_ERSPAN if gre.seq.is_none() => {
@@ -443,9 +437,17 @@ pub struct MirrorRepr {
     pub timestamp: u32,
 }
 
+/// A frame too long for the outer IPv4 packet to carry (its total length is 16 bits).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("a {len}-byte frame does not fit in an IPv4 packet with its GRE and ERSPAN headers")]
+pub struct FrameTooLarge {
+    /// The frame's length.
+    pub len: usize,
+}
+
 impl MirrorRepr {
-    /// Append `frame` wrapped in this encapsulation to `out`.
-    pub fn write(&self, frame: &[u8], out: &mut Vec<u8>) {
+    /// Append `frame` wrapped in this encapsulation to `out` (nothing when it is too long).
+    pub fn write(&self, frame: &[u8], out: &mut Vec<u8>) -> Result<(), FrameTooLarge> {
         let mut gre = Vec::with_capacity(32);
         let seq = !matches!(self.kind, MirrorKind::ErspanI | MirrorKind::Teb);
         let proto = match self.kind {
@@ -484,7 +486,8 @@ impl MirrorRepr {
             }
             MirrorKind::ErspanI | MirrorKind::Teb => {}
         }
-        let payload_len = (gre.len() + frame.len()).min(usize::from(u16::MAX) - 20) as u16;
+        let too_large = FrameTooLarge { len: frame.len() };
+        let payload_len = u16::try_from(gre.len() + frame.len()).map_err(|_| too_large)?;
         let mut ip = etherparse::Ipv4Header::new(
             payload_len,
             self.ttl,
@@ -492,7 +495,7 @@ impl MirrorRepr {
             self.src_ip,
             self.dst_ip,
         )
-        .unwrap_or_default();
+        .map_err(|_| too_large)?;
         ip.dont_fragment = false;
         ip.identification = 0;
         ip.header_checksum = ip.calc_header_checksum();
@@ -502,5 +505,6 @@ impl MirrorRepr {
         out.extend_from_slice(&ip.to_bytes());
         out.extend_from_slice(&gre);
         out.extend_from_slice(frame);
+        Ok(())
     }
 }

@@ -46,6 +46,11 @@ pub struct DecodeConfig {
     pub int: IntConfig,
     /// UDP destination port that marks RoCEv2 (4791).
     pub udp_port: u16,
+    /// The ERSPAN session whose mirrored frames are read (`None`: every mirrored frame). A
+    /// frame of another session — or one with no session, ERSPAN I and gretap — is left
+    /// unread ([`Mirror::read`] false): a capture that holds copies of the same traffic from
+    /// several mirror sessions is read once (docs/wire.md 2.1).
+    pub mirror_session: Option<u16>,
 }
 
 impl Default for DecodeConfig {
@@ -54,6 +59,7 @@ impl Default for DecodeConfig {
             dialect: Dialect::Roce,
             int: IntConfig::default(),
             udp_port: ROCEV2_UDP_PORT,
+            mirror_session: None,
         }
     }
 }
@@ -510,12 +516,15 @@ impl<'a> Packet<'a> {
             LinkStart::Ethernet => self.decode_ethernet_header(0)?,
             LinkStart::Network { offset, ether_type } => (offset, ether_type),
         };
-        self.decode_network(orig_len, net_off, ether_type, cfg)
+        self.decode_network::<true>(orig_len, net_off, ether_type, cfg)
     }
 
     /// Everything from the network header on (`orig_len`: where the frame ends, an offset).
+    /// `OUTER`: the frame as captured, which may be a mirror's encapsulation; a mirrored
+    /// frame is decoded with `false` (one level only, and no recursion for the compiler to
+    /// keep out of line on every packet's path).
     #[inline]
-    fn decode_network(
+    fn decode_network<const OUTER: bool>(
         &mut self,
         orig_len: usize,
         net_off: usize,
@@ -540,7 +549,7 @@ impl<'a> Packet<'a> {
             decode_ipv6(data, net_off, orig_len)?
         };
         self.ip = Some(ip);
-        if ip.protocol == IPPROTO_GRE && self.mirror.is_none() {
+        if OUTER && ip.protocol == IPPROTO_GRE {
             return self.decode_mirror(ip, cfg);
         }
         if ip.protocol != u8::from(IpNumber::UDP) {
@@ -591,6 +600,9 @@ impl<'a> Packet<'a> {
             mirror::Inner::Ethernet(at) => (at, None),
             mirror::Inner::Network(at, ether_type) => (at, Some(ether_type)),
         };
+        let read = cfg
+            .mirror_session
+            .is_none_or(|s| m.erspan.is_some_and(|e| e.span_id() == s));
         let mirror = Mirror {
             kind: m.kind,
             eth: self.eth.take(),
@@ -598,9 +610,13 @@ impl<'a> Packet<'a> {
             gre: m.gre,
             erspan: m.erspan,
             inner,
+            read,
         };
         self.mirror = Some(mirror);
         self.ip = None;
+        if !read {
+            return Ok(()); // another session's copy
+        }
         // The frame ends with the outer IP payload, unless the switch cut it (ERSPAN T): then
         // its length fields may claim more, as in a record cut by snaplen.
         let orig_len = if mirror.truncated() {
@@ -610,9 +626,22 @@ impl<'a> Packet<'a> {
         };
         let (net_off, ether_type) = match net {
             Some(ether_type) => (inner, ether_type),
+            None if inner + 14 > orig_len => {
+                // The outer IP length leaves no room for the frame's Ethernet header: a lying
+                // length (bytes after it in the record are not the frame's).
+                return Err(DecodeError::new(
+                    Layer::Ethernet,
+                    inner,
+                    ErrorKind::BadLength {
+                        field: "ip payload",
+                        found: (orig_len - inner) as u64,
+                        expected: "room for the mirrored frame's Ethernet header",
+                    },
+                ));
+            }
             None => self.decode_ethernet_header(inner)?,
         };
-        self.decode_network(orig_len, net_off, ether_type, cfg)
+        self.decode_network::<false>(orig_len, net_off, ether_type, cfg)
     }
 
     /// The Ethernet header (and VLAN tags) at offset `at`.

@@ -49,6 +49,7 @@ fn the_mirrored_frame_reads_as_the_frame_alone() {
         assert_eq!(m.eth.unwrap().src, [2, 0, 0, 0, 0, 0x5a]);
         let alone = decode(&recs[i][at..]);
         assert!(p.error.is_none() && alone.error.is_none(), "record {i}");
+        assert!(p.warning.is_none(), "record {i}: {:?}", p.warning);
         assert_eq!(p.ip.unwrap().offset, alone.ip.unwrap().offset + at);
         assert_eq!(p.ip.unwrap().addrs, alone.ip.unwrap().addrs);
         assert_eq!(
@@ -78,7 +79,7 @@ fn erspan_fields_are_the_ones_the_switch_wrote() {
         (e.version(), e.vlan(), e.cos(), e.en_bso(), e.truncated()),
         (1, 100, 3, 3, false)
     );
-    assert_eq!((e.span_id(), e.index(), e.reserved()), (5, 0x12345, 0));
+    assert_eq!((e.span_id(), e.index()), (5, 0x12345));
 
     let m = decode(&recs[1]).mirror.unwrap();
     let e = m.erspan.unwrap();
@@ -101,7 +102,10 @@ fn erspan_fields_are_the_ones_the_switch_wrote() {
         (e.span_id(), e.timestamp(), e.hw_id()),
         (1023, u32::MAX, 63)
     );
-    assert_eq!((e.gra(), e.o()), (2, true));
+    assert_eq!(
+        (e.gra(), e.o(), e.p(), e.direction()),
+        (2, true, false, false)
+    );
     assert_eq!(e.platform, Some(3 << 58 | 0x12345 << 32 | 0x89AB_CDEF));
 
     let m = decode(&recs[4]).mirror.unwrap();
@@ -257,7 +261,7 @@ fn the_writer_wraps_as_scapy_did() {
     ] {
         let inner = decode(&recs[i]).mirror.unwrap().inner;
         let mut out = Vec::new();
-        repr.write(&recs[i][inner..], &mut out);
+        repr.write(&recs[i][inner..], &mut out).unwrap();
         assert_eq!(out, recs[i], "record {i}");
     }
 }
@@ -268,7 +272,11 @@ fn the_writer_wraps_as_scapy_did() {
 #[test]
 fn headers_longer_than_the_outer_ip_payload() {
     let rec = &records()[1];
-    for (total, layer, offset, room) in [(26u16, Layer::Gre, 34, 6), (32, Layer::Erspan, 42, 4)] {
+    for (total, layer, offset, room) in [
+        (26u16, Layer::Gre, 34, 6),
+        (28, Layer::Erspan, 42, 0),
+        (32, Layer::Erspan, 42, 4),
+    ] {
         let mut b = rec.clone();
         b[16..18].copy_from_slice(&total.to_be_bytes());
         let p = decode(&b);
@@ -284,6 +292,41 @@ fn headers_longer_than_the_outer_ip_payload() {
         );
         assert!(!p.headers_complete() && p.mirror.is_none());
     }
+    // ERSPAN I: GRE's 4 bytes fit (total 20 + 4), the frame's Ethernet header does not.
+    let mut b = records()[3].clone();
+    b[16..18].copy_from_slice(&24u16.to_be_bytes());
+    let e = decode(&b).error.unwrap();
+    assert_eq!((e.layer, e.offset), (Layer::Ethernet, 38));
+    assert_eq!(
+        e.kind,
+        ErrorKind::BadLength {
+            field: "ip payload",
+            found: 0,
+            expected: "room for the mirrored frame's Ethernet header",
+        }
+    );
+}
+
+/// GRE with a checksum (C, RFC 2784: checksum and 16 reserved bits before the key): the
+/// gretap record's flags made C | K (0xA000), the word 0x1234_0000 put after its first 4
+/// bytes and the outer IPv4 total length grown by 4 (20 + 8 + the 66-byte SEND: 94 -> 98).
+#[test]
+fn gre_checksum_comes_before_the_key() {
+    let rec = &records()[4];
+    let mut b = rec[..38].to_vec();
+    b.extend_from_slice(&[0x12, 0x34, 0, 0]);
+    b.extend_from_slice(&rec[38..]);
+    assert_eq!(u16::from_be_bytes([b[16], b[17]]), 94);
+    b[16..18].copy_from_slice(&98u16.to_be_bytes());
+    b[34] = 0xA0;
+    let p = decode(&b);
+    let m = p.mirror.unwrap();
+    assert_eq!(
+        (m.gre.checksum, m.gre.key, m.gre.seq),
+        (Some(0x1234), Some(0x2A), None)
+    );
+    assert_eq!((m.kind, m.inner), (MirrorKind::Teb, 14 + 20 + 12));
+    assert!(p.error.is_none() && p.icrc_check().is_some_and(|(c, f)| c == f));
 }
 
 /// GRE flag bits RFC 2784 / 2890 leave zero (here the enhanced GRE ack bit, 0x0080, on the
@@ -304,4 +347,77 @@ fn reserved_gre_flags_are_a_warning() {
             found: 0x80
         }
     );
+}
+
+/// An ERSPAN III header the writer wrote reads back with the repr's values: session, VLAN,
+/// CoS, T (set: the frame still reads whole, T only excuses what a cut leaves), timestamp, Hw ID (the low 6 bits of `index`), and the fixed P 1, FT 0, D 0, Gra 1.
+#[test]
+fn the_writer_writes_erspan_iii() {
+    let frame = &records()[0][50..];
+    let repr = MirrorRepr {
+        kind: MirrorKind::ErspanIII,
+        src_mac: [2, 0, 0, 0, 0, 1],
+        dst_mac: [2, 0, 0, 0, 0, 2],
+        src_ip: [192, 0, 2, 1],
+        dst_ip: [192, 0, 2, 2],
+        ttl: 9,
+        key: Some(0xDEAD_BEEF),
+        seq: 77,
+        session: 0x2AB,
+        vlan: 0xABC,
+        cos: 6,
+        truncated: true,
+        index: 0xFFF_FF2D,
+        timestamp: 0x8765_4321,
+    };
+    let mut out = Vec::new();
+    repr.write(frame, &mut out).unwrap();
+    let p = decode(&out);
+    let m = p.mirror.unwrap();
+    let e = m.erspan.unwrap();
+    assert_eq!(
+        (m.gre.key, m.gre.seq, m.gre.proto),
+        (Some(0xDEAD_BEEF), Some(77), 0x22EB)
+    );
+    assert_eq!((m.ip.ttl, m.inner), (9, 14 + 20 + 12 + 12));
+    assert_eq!(
+        (e.version(), e.span_id(), e.vlan(), e.cos(), e.truncated()),
+        (2, 0x2AB, 0xABC, 6, true)
+    );
+    assert_eq!((e.timestamp(), e.hw_id(), e.sgt()), (0x8765_4321, 0x2D, 0));
+    assert_eq!(
+        (e.p(), e.ft(), e.direction(), e.gra(), e.o()),
+        (true, 0, false, 1, false)
+    );
+    assert!(p.error.is_none() && p.warning.is_none());
+    assert_eq!(&out[m.inner..], frame);
+}
+
+/// IPv4's 16-bit total length bounds the frame: 65,535 - 20 (IPv4) - 8 (GRE with a sequence
+/// number) - 8 (ERSPAN II) = 65,499 bytes fit, one more does not, and nothing is written.
+#[test]
+fn a_frame_too_long_for_ipv4_is_refused() {
+    let repr = MirrorRepr {
+        kind: MirrorKind::ErspanII,
+        src_mac: [0; 6],
+        dst_mac: [0; 6],
+        src_ip: [0; 4],
+        dst_ip: [0; 4],
+        ttl: 1,
+        key: None,
+        seq: 0,
+        session: 0,
+        vlan: 0,
+        cos: 0,
+        truncated: false,
+        index: 0,
+        timestamp: 0,
+    };
+    let mut out = Vec::new();
+    assert!(repr.write(&vec![0; 65_499], &mut out).is_ok());
+    assert_eq!(out.len(), 14 + 65_535);
+    out.clear();
+    let err = repr.write(&vec![0; 65_500], &mut out).unwrap_err();
+    assert_eq!(err.len, 65_500);
+    assert!(out.is_empty());
 }

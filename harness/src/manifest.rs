@@ -43,6 +43,28 @@ pub struct Manifest {
     /// capture's sender is judged by its behaviour (`--dut observed`, docs/observed.md).
     #[serde(default, skip_serializing_if = "ObservedSection::is_empty")]
     pub observed: ObservedSection,
+    /// `[mirror]`: which copies of a capture a switch mirrored to a collector are the capture
+    /// point's (docs/wire.md 2.1).
+    #[serde(default, skip_serializing_if = "MirrorSection::is_empty")]
+    pub mirror: MirrorSection,
+}
+
+/// `[mirror]`: the ERSPAN session whose copies are replayed, when the capture holds the same
+/// traffic mirrored by several (each packet seen twice is no event twice).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct MirrorSection {
+    /// ERSPAN session ID (0..1023): packets of other sessions, and mirrored packets that carry
+    /// none (ERSPAN I, gretap), are skipped as `other_mirror_session`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<u16>,
+}
+
+impl MirrorSection {
+    /// True when the manifest has no `[mirror]` keys.
+    pub fn is_empty(&self) -> bool {
+        self.session.is_none()
+    }
 }
 
 /// `[observed]`: the allowances of the observed-behaviour verdict, each a number with its unit
@@ -331,6 +353,7 @@ impl Manifest {
                 max_hops: self.int.max_hops,
             },
             udp_port: self.network.udp_port,
+            mirror_session: self.mirror.session,
         }
     }
 

@@ -11,60 +11,66 @@ use ccreplay_codecs::capture::{CaptureReader, PcapWriter};
 use ccreplay_codecs::mirror::{MirrorKind, MirrorRepr};
 use rstest::rstest;
 
-const KINDS: [MirrorKind; 4] = [
-    MirrorKind::ErspanII,
-    MirrorKind::ErspanIII,
-    MirrorKind::ErspanI,
-    MirrorKind::Teb,
-];
+/// How a test wraps each record: `(kind, session, index)` per copy (one entry: one copy per
+/// packet; two: each packet twice, the second copy right after the first), and a length the
+/// switch cut frames to (ERSPAN T) when longer.
+struct Wrap<'a> {
+    copies: &'a [(MirrorKind, u16, u32)],
+    cut: Option<usize>,
+}
 
 /// `traces/NAME.pcap` wrapped packet by packet into `dir/NAME.pcap` (same times), with the
-/// trace's manifest beside it; `cut`: frames the switch cut to that many bytes (ERSPAN II,
-/// T = 1) when longer. Returns the number of frames cut.
-fn mirror_trace(name: &str, dir: &std::path::Path, cut: Option<usize>) -> usize {
+/// trace's manifest beside it (plus `extra` lines). Returns the number of frames cut.
+fn mirror_trace(name: &str, dir: &std::path::Path, wrap: &Wrap<'_>, extra: &str) -> usize {
     let traces = repo().join("traces");
     let mut r = CaptureReader::open(traces.join(format!("{name}.pcap"))).unwrap();
     let mut w = PcapWriter::create(dir.join(format!("{name}.pcap"))).unwrap();
-    let (mut buf, mut n, mut cuts) = (Vec::new(), 0, 0);
+    let (mut buf, mut n, mut cuts) = (Vec::new(), 0u32, 0);
     while let Some(rec) = r.next_record() {
         let rec = rec.unwrap();
         assert!(!rec.is_truncated(), "{name}: the bundled traces are whole");
-        let mut repr = MirrorRepr {
-            kind: KINDS[n % 4],
-            src_mac: [2, 0, 0, 0, 0, 0x5a],
-            dst_mac: [2, 0, 0, 0, 0, 0xc0],
-            src_ip: [10, 9, 0, 1],
-            dst_ip: [10, 9, 0, 2],
-            ttl: 63,
-            key: (n % 3 == 0).then_some(n as u32),
-            seq: n as u32,
-            session: 5,
-            vlan: 0,
-            cos: 3,
-            truncated: false,
-            index: 1,
-            timestamp: n as u32,
-        };
         let mut frame = rec.data;
-        if let Some(len) = cut.filter(|&l| l < frame.len()) {
-            (repr.kind, repr.truncated, frame) = (MirrorKind::ErspanII, true, &frame[..len]);
+        let mut truncated = false;
+        if let Some(len) = wrap.cut.filter(|&l| l < frame.len()) {
+            (truncated, frame) = (true, &frame[..len]);
             cuts += 1;
         }
-        buf.clear();
-        repr.write(frame, &mut buf);
-        w.write(rec.ts_ns, &buf).unwrap();
+        for &(kind, session, index) in wrap.copies {
+            let repr = MirrorRepr {
+                kind,
+                src_mac: [2, 0, 0, 0, 0, 0x5a],
+                dst_mac: [2, 0, 0, 0, 0, 0xc0],
+                src_ip: [10, 9, 0, 1],
+                dst_ip: [10, 9, 0, 2],
+                ttl: 63,
+                key: (n % 3 == 0).then_some(n),
+                seq: n,
+                session,
+                vlan: 0,
+                cos: 3,
+                truncated,
+                index,
+                timestamp: n,
+            };
+            buf.clear();
+            repr.write(frame, &mut buf).unwrap();
+            w.write(rec.ts_ns, &buf).unwrap();
+        }
         n += 1;
     }
     w.flush().unwrap();
-    std::fs::copy(
-        traces.join(format!("{name}.toml")),
-        dir.join(format!("{name}.toml")),
-    )
-    .unwrap();
+    let manifest = std::fs::read_to_string(traces.join(format!("{name}.toml"))).unwrap();
+    std::fs::write(dir.join(format!("{name}.toml")), manifest + extra).unwrap();
     cuts
 }
 
 fn replay(manifest: &std::path::Path, out: &std::path::Path) -> String {
+    let (code, err) = replay_code(manifest, out);
+    assert_eq!(code, 0, "{err}");
+    err
+}
+
+fn replay_code(manifest: &std::path::Path, out: &std::path::Path) -> (i32, String) {
     let (code, _, err) = run(
         &repo(),
         &[
@@ -74,19 +80,33 @@ fn replay(manifest: &std::path::Path, out: &std::path::Path) -> String {
             out.to_str().unwrap(),
         ],
     );
-    assert_eq!(code, 0, "{err}");
-    err
+    (code, err)
 }
 
 #[rstest]
-#[case("roce_dcqcn")]
-#[case("dcqcn_np")]
-#[case("hpcc_dumbbell")]
-#[case("fncc_chain_receiver")]
-#[case("rcc_sender")]
-fn a_mirrored_trace_replays_to_the_same_decisions(#[case] name: &str) {
+fn a_mirrored_trace_replays_to_the_same_decisions(
+    #[values(
+        "roce_dcqcn",
+        "dcqcn_np",
+        "hpcc_dumbbell",
+        "fncc_chain_receiver",
+        "rcc_sender"
+    )]
+    name: &str,
+    #[values(
+        MirrorKind::ErspanII,
+        MirrorKind::ErspanIII,
+        MirrorKind::ErspanI,
+        MirrorKind::Teb
+    )]
+    kind: MirrorKind,
+) {
     let dir = Scratch::new(&format!("mirror-{name}"));
-    mirror_trace(name, &dir, None);
+    let wrap = Wrap {
+        copies: &[(kind, 5, 1)],
+        cut: None,
+    };
+    mirror_trace(name, &dir, &wrap, "");
     let mirrored_err = replay(
         &dir.join(format!("{name}.toml")),
         &dir.join("mirrored.jsonl"),
@@ -103,7 +123,11 @@ fn a_mirrored_trace_replays_to_the_same_decisions(#[case] name: &str) {
     assert!(mirrored == port, "{name}: decisions differ");
     // The same accounting: every frame read as RoCEv2, used or skipped as on the port.
     let accounting = |err: &str, dir: &std::path::Path| {
-        let line = err.lines().next().unwrap().to_string();
+        let line = err
+            .lines()
+            .find(|l| l.contains(" frames: "))
+            .unwrap()
+            .to_string();
         line.replace(&format!("{}/", dir.display()), "")
     };
     assert_eq!(
@@ -112,6 +136,17 @@ fn a_mirrored_trace_replays_to_the_same_decisions(#[case] name: &str) {
         "{name}"
     );
     assert!(mirrored_err.contains(" RoCEv2, "), "{mirrored_err}");
+    // And where the copies came from.
+    let from = match kind {
+        MirrorKind::ErspanII => "10.9.0.1 ERSPAN II session 5 index 0x1",
+        MirrorKind::ErspanIII => "10.9.0.1 ERSPAN III session 5 Hw ID 1 ingress",
+        MirrorKind::ErspanI => "10.9.0.1 ERSPAN I",
+        MirrorKind::Teb => "10.9.0.1 gretap",
+    };
+    assert!(
+        mirrored_err.contains(&format!("mirrored by {from} (")),
+        "{mirrored_err}"
+    );
 }
 
 /// Frames the switch cut after their headers (ERSPAN T) are replayed whole, as a snaplen's cut:
@@ -121,7 +156,11 @@ fn a_mirrored_trace_replays_to_the_same_decisions(#[case] name: &str) {
 #[test]
 fn frames_the_switch_cut_after_their_headers_are_replayed() {
     let dir = Scratch::new("mirror-cut");
-    let cuts = mirror_trace("roce_dcqcn", &dir, Some(100));
+    let wrap = Wrap {
+        copies: &[(MirrorKind::ErspanII, 5, 1)],
+        cut: Some(100),
+    };
+    let cuts = mirror_trace("roce_dcqcn", &dir, &wrap, "");
     assert_eq!(cuts, 1_268);
     let err = replay(&dir.join("roce_dcqcn.toml"), &dir.join("mirrored.jsonl"));
     replay(
@@ -138,5 +177,130 @@ fn frames_the_switch_cut_after_their_headers_are_replayed() {
              that mirrored them) were replayed"
         ),
         "{err}"
+    );
+}
+
+/// The sender trace with each packet mirrored twice (`copies`), in a scratch folder named
+/// `scratch`, replayed: it must fail (exit status 2). Returns the folder, the manifest and
+/// stderr.
+fn mirrored_twice(
+    scratch: &str,
+    copies: &[(MirrorKind, u16, u32)],
+) -> (Scratch, std::path::PathBuf, String) {
+    let dir = Scratch::new(scratch);
+    let wrap = Wrap { copies, cut: None };
+    mirror_trace("roce_dcqcn", &dir, &wrap, "");
+    let manifest = dir.join("roce_dcqcn.toml");
+    let (code, err) = replay_code(&manifest, &dir.join("both.jsonl"));
+    assert_eq!(code, 2, "{err}");
+    (dir, manifest, err)
+}
+
+/// The sender trace's 2,553 packets each mirrored twice — sessions 5 and 6 — is an error
+/// naming both sources (the second copy of frame 1 is frame 2); `[mirror] session = 5` (or 6)
+/// replays one copy of each, to the port's decisions, and skips the other 2,553 as
+/// `other_mirror_session`; a session the capture does not hold replays nothing, and says
+/// which it holds.
+#[test]
+fn the_same_traffic_from_two_sessions_is_an_error_until_one_is_chosen() {
+    let copies = [(MirrorKind::ErspanII, 5, 1), (MirrorKind::ErspanII, 6, 2)];
+    let (dir, manifest, err) = mirrored_twice("mirror-two-sessions", &copies);
+    let wrap = Wrap {
+        copies: &copies,
+        cut: None,
+    };
+    assert!(
+        err.contains(
+            "the same traffic came from two mirror sources: flow 0's data from 10.9.0.1 ERSPAN II \
+             session 5 index 0x1 and, from frame 2 on, from 10.9.0.1 ERSPAN II session 6 index 0x2 \
+             (2,553 events from a second source)"
+        ),
+        "{err}"
+    );
+    assert!(err.contains("set `[mirror] session = 5` (or 6)"), "{err}");
+    replay(
+        &repo().join("traces/roce_dcqcn.toml"),
+        &dir.join("port.jsonl"),
+    );
+    let port = std::fs::read(dir.join("port.jsonl")).unwrap();
+    for session in [5, 6] {
+        mirror_trace(
+            "roce_dcqcn",
+            &dir,
+            &wrap,
+            &format!("\n[mirror]\nsession = {session}\n"),
+        );
+        let err = replay(&manifest, &dir.join("one.jsonl"));
+        assert!(
+            std::fs::read(dir.join("one.jsonl")).unwrap() == port,
+            "session {session}"
+        );
+        assert!(
+            err.contains(
+                "5,106 frames: 2,553 RoCEv2, 2,553 events (tx_data 1,268, rx_ack 1,253, rx_cnp 32); \
+                 2,553 skipped: 2,553 mirrored in another session than [mirror] session"
+            ),
+            "{err}"
+        );
+    }
+    mirror_trace("roce_dcqcn", &dir, &wrap, "\n[mirror]\nsession = 9\n");
+    let (code, err) = replay_code(&manifest, &dir.join("none.jsonl"));
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(
+            "none of the 5,106 frames is a copy of ERSPAN session 9; 5,106 are other mirror \
+             sessions' (session 5: 2,553, session 6: 2,553)"
+        ),
+        "{err}"
+    );
+}
+
+/// One session copying the traffic at two ports (ERSPAN II index 1 and 2): `[mirror]` cannot
+/// tell them apart, and the hint's tshark filter keeps one copy — run here when tshark is
+/// installed, to the port's decisions.
+#[test]
+fn the_same_traffic_from_two_ports_of_one_session_names_a_filter_that_works() {
+    let copies = [(MirrorKind::ErspanII, 5, 1), (MirrorKind::ErspanII, 5, 2)];
+    let (dir, manifest, err) = mirrored_twice("mirror-two-ports", &copies);
+    let capture = dir.join("roce_dcqcn.pcap");
+    let want = format!(
+        "one mirror session copies this traffic at two places: mirror one port and direction, or keep one copy with `tshark -r {} -Y 'erspan.index == 0x1' -w one.pcap`",
+        capture.display()
+    );
+    assert!(err.contains(&want), "{err}");
+    let tshark = std::process::Command::new("tshark")
+        .args([
+            "-r",
+            capture.to_str().unwrap(),
+            "-Y",
+            "erspan.index == 0x1",
+            "-w",
+        ])
+        .arg(dir.join("one.pcap"))
+        .output();
+    let Ok(out) = tshark else {
+        assert!(
+            std::env::var("CCREPLAY_REQUIRE_TSHARK").is_err(),
+            "tshark is required (CCREPLAY_REQUIRE_TSHARK=1) but not installed"
+        );
+        return;
+    };
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    let one = text.replace("capture = \"roce_dcqcn.pcap\"", "capture = \"one.pcap\"");
+    assert_ne!(one, text);
+    std::fs::write(dir.join("one.toml"), one).unwrap();
+    replay(&dir.join("one.toml"), &dir.join("one.jsonl"));
+    replay(
+        &repo().join("traces/roce_dcqcn.toml"),
+        &dir.join("port.jsonl"),
+    );
+    assert!(
+        std::fs::read(dir.join("one.jsonl")).unwrap()
+            == std::fs::read(dir.join("port.jsonl")).unwrap()
     );
 }

@@ -99,6 +99,8 @@ pub(crate) fn run(a: InspectArgs) -> Result<u8, Failure> {
                 max_hops: a.max_hops.unwrap_or(5),
             },
             udp_port: a.udp_port,
+            // Every mirrored frame, whatever its session: inspect shows the capture.
+            mirror_session: None,
         },
         None => detected(&a)?,
     };

@@ -424,6 +424,18 @@ pub(crate) fn report_extraction(trace: &Trace, r: &ccreplay::extract::ExtractRep
             trace.manifest_path.display()
         );
     }
+    if !r.mirror_sources.is_empty() {
+        let list = r
+            .mirror_sources
+            .iter()
+            .map(|(s, c)| {
+                let from = s.map_or("the port itself".to_string(), |s| s.to_string());
+                format!("{from} ({} event{})", ccreplay::verdict::n(*c), plural(*c))
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        note!("ccreplay: {cap}: mirrored by {list}");
+    }
     if r.snaplen_cut > 0 {
         eprintln!(
             "ccreplay: {cap}: {} packet{} cut after their headers (by the capture's snaplen, or by the switch that mirrored them) were replayed (payload length from the length fields)",

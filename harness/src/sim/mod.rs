@@ -722,6 +722,7 @@ fn switch_manifest(
             )),
         },
         observed: Default::default(),
+        mirror: Default::default(),
     };
     let body = toml::to_string(&m).map_err(|e| SimError::Manifest {
         stem: stem.into(),
@@ -908,6 +909,7 @@ fn manifest_text(
             notes: Some(notes(sc, cfg, tap, metrics)),
         },
         observed: Default::default(),
+        mirror: Default::default(),
     };
     let body = toml::to_string(&m).map_err(|e| SimError::Manifest {
         stem: stem.into(),

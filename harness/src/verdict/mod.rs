@@ -9,7 +9,9 @@
 
 use std::fmt::Write as _;
 
-use crate::extract::{ExtractReport, Skip};
+use ccreplay_codecs::mirror::MirrorKind;
+
+use crate::extract::{ExtractReport, MirrorSource, Skip};
 use crate::manifest::CapturePoint;
 use crate::replay::{ReplayStats, Trace};
 
@@ -266,6 +268,29 @@ pub fn likely_cause(trace: &Trace, r: &ExtractReport) -> (String, String) {
             "was the capture still being written, or filtered to nothing?".to_string(),
         );
     }
+    let other_sessions = r.skipped.get(Skip::OtherMirrorSession);
+    if r.roce == 0 && other_sessions > 0 {
+        let list = r
+            .other_mirror_sessions
+            .iter()
+            .map(|(s, c)| match s {
+                Some(s) => format!("session {s}: {}", n(*c)),
+                None => format!("no session (ERSPAN I, gretap): {}", n(*c)),
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        return (
+            format!(
+                "none of the {} frames is a copy of ERSPAN session {}; {} are other mirror sessions' ({list})",
+                n(r.packets),
+                m.mirror.session.map_or("-".to_string(), |s| s.to_string()),
+                n(other_sessions)
+            ),
+            format!(
+                "set `[mirror] session` in {manifest} to the session that copies the capture point's traffic"
+            ),
+        );
+    }
     if r.roce == 0 {
         if let Some(&(port, count)) = r.other_udp_ports.first() {
             return (
@@ -497,6 +522,10 @@ pub fn assess(trace: &Trace, model: &str, stats: &ReplayStats, opt: Strictness) 
             }
         }
     }
+    // The same traffic copied by two mirror sources: each packet would replay once per copy.
+    if let Some(c) = &r.mirror_conflict {
+        out.push(mirror_conflict(trace, r.mirror_conflicts, c));
+    }
     // A dialect that damages packets, or leaves bytes unread, where another reads them whole.
     // With no decisions it got here only when the capture's early end took that error's hint
     // (else it was the hint, alone, above): it is still named.
@@ -537,6 +566,48 @@ pub fn assess(trace: &Trace, model: &str, stats: &ReplayStats, opt: Strictness) 
         });
     }
     out
+}
+
+/// The error for a flow's packets that came from two mirror sources (docs/verdicts.md), with
+/// the way to keep one copy that fits the two sources.
+fn mirror_conflict(trace: &Trace, events: u64, c: &crate::extract::Conflict) -> Finding {
+    let name = trace.capture.display();
+    let manifest = trace.manifest_path.display();
+    let show = |s: &Option<MirrorSource>| {
+        s.map_or("the port itself (not mirrored)".to_string(), |s| {
+            s.to_string()
+        })
+    };
+    let message = format!(
+        "{name}: the same traffic came from two mirror sources: flow {}'s {} from {} and, from frame {} on, from {} ({} event{} from a second source): each packet would replay once per copy",
+        c.flow,
+        if c.data { "data" } else { "ACKs / NAKs / CNPs" },
+        show(&c.first),
+        c.frame,
+        show(&c.other),
+        n(events),
+        if events == 1 { "" } else { "s" }
+    );
+    let keep = |s: &MirrorSource| match (s.kind, s.port) {
+        (MirrorKind::ErspanII, Some(i)) => format!("erspan.index == 0x{i:x}"),
+        (MirrorKind::ErspanIII, Some(p)) => {
+            format!("erspan.hw == {} && erspan.direction == {}", p >> 1, p & 1)
+        }
+        _ => format!("ip.src == {}", s.switch),
+    };
+    let hint = match (c.first, c.other) {
+        (Some(a), Some(b)) => match (a.session, b.session) {
+            (Some(x), Some(y)) if x != y => format!(
+                "replay one session's copies: set `[mirror] session = {x}` (or {y}) in {manifest} (docs/manifest.md)"
+            ),
+            _ => format!(
+                "one mirror session copies this traffic at two places: mirror one port and direction, or keep one copy with `tshark -r {name} -Y '{}' -w one.pcap`",
+                keep(&a)
+            ),
+        },
+        _ => "the capture mixes the port's own packets with a switch's mirrored copies: capture one or the other".to_string(),
+    };
+    Finding::error(message, Some(hint))
 }
 
 #[cfg(test)]

@@ -232,6 +232,7 @@ pub(super) fn stage_group(
             )),
         },
         observed: Default::default(),
+        mirror: Default::default(),
     };
     let path = out.join(format!("{}.toml", g.stem));
     staged.push((path.clone(), stage_manifest(&path, &m)?));

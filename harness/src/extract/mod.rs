@@ -27,6 +27,9 @@ use ccreplay_reference_cc::{Event, EventKind, FlowId};
 
 use crate::manifest::{CapturePoint, FlowSpec, Manifest};
 
+mod mirror;
+pub use mirror::{Conflict, MirrorSource, Sources};
+
 /// One flow as the harness numbers it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FlowInfo {
@@ -54,6 +57,9 @@ pub enum Skip {
     OtherUdpPort,
     /// Neither RoCEv2 nor PFC (ARP, TCP, LLDP, ...).
     NotRoce,
+    /// A copy a switch mirrored in another ERSPAN session than the manifest's
+    /// `[mirror] session` (docs/wire.md 2.1): not read.
+    OtherMirrorSession,
     /// Decoding stopped before the headers congestion control reads.
     Malformed,
     /// RoCEv2 the capture point receives whose ICRC does not check: its NIC drops it, so no
@@ -77,10 +83,11 @@ pub enum Skip {
 
 impl Skip {
     /// Every reason, in report order.
-    pub const ALL: [Skip; 11] = [
+    pub const ALL: [Skip; 12] = [
         Skip::Pfc,
         Skip::OtherUdpPort,
         Skip::NotRoce,
+        Skip::OtherMirrorSession,
         Skip::Malformed,
         Skip::BadIcrc,
         Skip::OtherHost,
@@ -97,6 +104,7 @@ impl Skip {
             Skip::Pfc => "pfc",
             Skip::OtherUdpPort => "other_udp_port",
             Skip::NotRoce => "not_roce",
+            Skip::OtherMirrorSession => "other_mirror_session",
             Skip::Malformed => "malformed",
             Skip::BadIcrc => "bad_icrc",
             Skip::OtherHost => "other_host",
@@ -114,6 +122,7 @@ impl Skip {
             Skip::Pfc => "PFC pause frames",
             Skip::OtherUdpPort => "UDP to another port",
             Skip::NotRoce => "not RoCEv2",
+            Skip::OtherMirrorSession => "mirrored in another session than [mirror] session",
             Skip::Malformed => "malformed",
             Skip::BadIcrc => "bad ICRC",
             Skip::OtherHost => "of other hosts",
@@ -127,7 +136,10 @@ impl Skip {
 
     /// True for the reasons that are RoCEv2 packets.
     pub fn is_roce(self) -> bool {
-        !matches!(self, Skip::Pfc | Skip::OtherUdpPort | Skip::NotRoce)
+        !matches!(
+            self,
+            Skip::Pfc | Skip::OtherUdpPort | Skip::NotRoce | Skip::OtherMirrorSession
+        )
     }
 }
 
@@ -268,6 +280,17 @@ pub struct ExtractReport {
     pub time_clamped: u64,
     /// The capture ended with a framing error.
     pub capture_error: Option<String>,
+    /// Events per mirror source (`None`: not mirrored), when any event was mirrored
+    /// (docs/wire.md 2.1); empty otherwise.
+    pub mirror_sources: Vec<(Option<MirrorSource>, u64)>,
+    /// Events of a flow and direction from another source than its first: the same traffic
+    /// mirrored twice (the verdict's error, docs/verdicts.md).
+    pub mirror_conflicts: u64,
+    /// The first of them.
+    pub mirror_conflict: Option<Conflict>,
+    /// ERSPAN sessions of the copies skipped as `other_mirror_session` (`None`: ERSPAN I or
+    /// gretap, which name none), most first.
+    pub other_mirror_sessions: Vec<(Option<u16>, u64)>,
 }
 
 impl ExtractReport {
@@ -876,6 +899,10 @@ struct Pre {
     /// Cut by snaplen after its headers (replayed: the event is whole).
     cut: bool,
     what: What,
+    /// The record's frame number.
+    frame: u64,
+    /// Where a switch mirrored it from (`None`: captured on the port itself).
+    source: Option<MirrorSource>,
     /// The event, if `what` is `Data` or `Ack`; `t_ns` is the record's time.
     ev: Event,
 }
@@ -900,6 +927,8 @@ enum What {
     Skip(Skip),
     /// Of another host: the data sender, if it is data.
     OtherHost(Option<IpAddr>),
+    /// A mirrored copy of another session than `[mirror] session` (its session, if any).
+    OtherMirror(Option<u16>),
     /// A data packet of the flow (local IP at a switch port, remote IP, QP).
     Data {
         local: Option<IpAddr>,
@@ -941,6 +970,8 @@ fn pre_event(rec: &Record<'_>, cfg: &DecodeConfig, point: &CapturePoint) -> Pre 
     let mut pre = Pre {
         cut: false,
         what: What::Skip(Skip::NotRoce),
+        frame: rec.frame_number,
+        source: None,
         ev: Event {
             t_ns: rec.ts_ns,
             flow: 0,
@@ -948,6 +979,13 @@ fn pre_event(rec: &Record<'_>, cfg: &DecodeConfig, point: &CapturePoint) -> Pre 
             kind: EventKind::RxCnp,
         },
     };
+    if let Some(m) = &p.mirror {
+        if !m.read {
+            pre.what = What::OtherMirror(m.erspan.map(|e| e.span_id()));
+            return pre;
+        }
+        pre.source = Some(MirrorSource::of(m));
+    }
     if p.error.is_some() && p.headers_complete() {
         // Cut by snaplen after the headers (a header-only capture): the event is whole. Only a
         // cut frame gets here — length fields are checked against the original length, so a
@@ -1064,6 +1102,8 @@ struct Apply<'t> {
     unpaired: HashMap<(IpAddr, u32), u64>,
     senders: HashMap<IpAddr, u64>,
     ports: HashMap<u16, u64>,
+    sessions: HashMap<Option<u16>, u64>,
+    sources: Sources,
     last_t: u64,
 }
 
@@ -1089,6 +1129,8 @@ impl<'t> Apply<'t> {
             unpaired: HashMap::default(),
             senders: HashMap::default(),
             ports: HashMap::default(),
+            sessions: HashMap::default(),
+            sources: Sources::default(),
             last_t: 0,
         }
     }
@@ -1141,6 +1183,11 @@ impl<'t> Apply<'t> {
                 report.skip(why);
                 return;
             }
+            What::OtherMirror(session) => {
+                report.skip(Skip::OtherMirrorSession);
+                tally(&mut self.sessions, session);
+                return;
+            }
             What::Data { local, remote, qp } => match self.table.data_flow_mut(local, remote, qp) {
                 Some(flow) => flow,
                 None => {
@@ -1163,6 +1210,11 @@ impl<'t> Apply<'t> {
         // Model time never goes backwards (C-2, C-5): a capture whose clock steps back feeds
         // the event at the previous time, and says how often it did.
         let ev = &mut pre.ev;
+        let data = matches!(
+            ev.kind,
+            EventKind::TxData { .. } | EventKind::RxData { .. } | EventKind::Dequeue { .. }
+        );
+        self.sources.check(flow, data, pre.source, pre.frame);
         if ev.t_ns < self.last_t {
             report.time_clamped += 1;
             ev.t_ns = self.last_t;
@@ -1192,6 +1244,12 @@ impl<'t> Apply<'t> {
         report.unpaired_acks.extend(unpaired);
         report.other_data_senders = top(self.senders);
         report.other_udp_ports = top(self.ports);
+        report.other_mirror_sessions = top(self.sessions);
+        if self.sources.mirrored() {
+            report.mirror_sources = self.sources.counts;
+        }
+        report.mirror_conflicts = self.sources.conflicts;
+        report.mirror_conflict = self.sources.conflict;
         report
     }
 }
