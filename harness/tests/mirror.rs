@@ -304,3 +304,31 @@ fn the_same_traffic_from_two_ports_of_one_session_names_a_filter_that_works() {
             == std::fs::read(dir.join("port.jsonl")).unwrap()
     );
 }
+
+/// Hardware verdicts read a mirrored capture as the port's: `--dut wire` on a receiver NIC's
+/// capture and `--dut observed` on a sender's print the same report and exit alike.
+#[rstest]
+#[case("rcc_receiver", "wire")]
+#[case("dcqcn_np", "wire")]
+#[case("roce_dcqcn", "observed")]
+#[case("hpcc_dumbbell", "observed")]
+fn hardware_verdicts_read_a_mirrored_capture_as_the_port(#[case] name: &str, #[case] dut: &str) {
+    let dir = Scratch::new(&format!("mirror-dut-{name}"));
+    let wrap = Wrap {
+        copies: &[(MirrorKind::ErspanIII, 3, 9)],
+        cut: None,
+    };
+    mirror_trace(name, &dir, &wrap, "");
+    let diff = |manifest: &std::path::Path| {
+        let (code, out, _) = run(
+            &repo(),
+            &["diff", manifest.to_str().unwrap(), "--dut", dut, "-q"],
+        );
+        let folder = manifest.parent().unwrap().display().to_string();
+        (code, out.replace(&format!("{folder}/"), ""))
+    };
+    let port = diff(&repo().join("traces").join(format!("{name}.toml")));
+    let mirrored = diff(&dir.join(format!("{name}.toml")));
+    assert!(!port.1.is_empty());
+    assert_eq!(mirrored, port, "{name} --dut {dut}");
+}
