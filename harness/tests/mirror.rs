@@ -332,3 +332,41 @@ fn hardware_verdicts_read_a_mirrored_capture_as_the_port(#[case] name: &str, #[c
     assert!(!port.1.is_empty());
     assert_eq!(mirrored, port, "{name} --dut {dut}");
 }
+
+/// `inspect`'s text names where each mirrored packet was copied, as tests/fixtures/
+/// make_fixtures.py `build_mirror` set it (and nothing for the GRE packet that is no mirror).
+#[test]
+fn inspect_text_names_the_mirror_source() {
+    let (code, out, _) = run(
+        &repo(),
+        &[
+            "inspect",
+            "tests/fixtures/mirror.pcap",
+            "--format",
+            "text",
+            "-q",
+        ],
+    );
+    assert_eq!(code, 0);
+    let lines: Vec<&str> = out.lines().collect();
+    for (i, from) in [
+        "10.9.0.1 ERSPAN II session 5 index 0x12345",
+        "10.9.0.1 ERSPAN III session 7 Hw ID 5 egress",
+        "10.9.0.1 ERSPAN III session 1023 Hw ID 63 ingress",
+        "10.9.0.1 ERSPAN I",
+        "10.9.0.1 gretap",
+        "10.9.0.1 ERSPAN II session 5 index 0x0",
+        "10.9.0.1 ERSPAN III session 9 Hw ID 0 ingress",
+    ]
+    .iter()
+    .enumerate()
+    {
+        assert!(
+            lines[i].contains(&format!("  [mirrored by {from}]")),
+            "frame {}: {}",
+            i + 1,
+            lines[i]
+        );
+    }
+    assert!(!lines[7].contains("mirrored"), "{}", lines[7]);
+}

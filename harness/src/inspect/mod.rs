@@ -861,6 +861,13 @@ fn write_text(buf: &mut LineBuf, rec: &Record<'_>, p: &Packet<'_>, icrc: Option<
     } else if p.ip.is_none() && p.error.is_none() {
         buf.extend(b"(not IP)");
     }
+    if let Some(m) = &p.mirror {
+        let _ = write!(
+            buf,
+            "  [mirrored by {}]",
+            crate::extract::MirrorSource::of(m)
+        );
+    }
     if let Some(e) = &p.error {
         let _ = write!(buf, "  !! {e}");
     }
