@@ -10,6 +10,12 @@
 //! PSN continuity (an ACK's PSN falls in the range of PSNs the candidate flow sent). What could
 //! not be paired is reported, never dropped silently. At a receiver a flow is (local IP, local
 //! QP, remote IP): data packets in.
+//!
+//! Role: `replay` (and through it `diff`, `check`, `bless`, the reports) reads captures here;
+//! every record ends as an event or a counted skip ([`ExtractReport`], docs/verdicts.md). May
+//! use: codecs (decoding), reference-cc's events, the manifest. `mirror.rs`: the mirror
+//! source of each event of a capture a switch mirrored, and the check that each flow's
+//! packets come from one.
 
 // Flow lookups happen per packet: FxHash (rustc-hash) instead of SipHash, whose DoS resistance
 // buys nothing for keys read from the user's own capture.
