@@ -206,6 +206,28 @@ mod tests {
         assert_eq!(s.counts, vec![(None, 5)]);
     }
 
+    /// At most 16 sources are told apart: a 17th is not counted, its flows still checked (a
+    /// flow's first source among the uncounted ones stands for all of them).
+    #[test]
+    fn sources_past_sixteen_are_not_counted() {
+        let mut s = Sources::default();
+        for session in 0..17u16 {
+            let src = Some(source(MirrorKind::ErspanII, Some(session), Some(1)));
+            s.check(u32::from(session), true, src, u64::from(session) + 1);
+        }
+        assert_eq!(s.counts.len(), 16);
+        assert_eq!(s.counts[15].0.and_then(|c| c.session), Some(15));
+        assert_eq!(s.conflicts, 0);
+        // Flow 0's data from another counted source is still a conflict.
+        s.check(
+            0,
+            true,
+            Some(source(MirrorKind::ErspanII, Some(1), Some(1))),
+            18,
+        );
+        assert_eq!(s.conflicts, 1);
+    }
+
     /// The names Wireshark's fields give them (erspan.spanid, .index, .hw, .direction).
     #[test]
     fn sources_read_as_their_headers_say() {
