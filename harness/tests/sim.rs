@@ -56,6 +56,8 @@ const BUNDLED: &[(&str, &str, &str, bool)] = &[
     ("dcqcn_ns3", "dcqcn_ns3", "dcqcn-ns3", false),
     // The tap's manifest names `rcc-receiver` (`models`); `dcqcn-np` drove the loop.
     ("dcqcn_ns3", "roce_rcc_receiver", "dcqcn-np", true),
+    // roce_dcqcn's run, its tap as a switch's ERSPAN III session delivers it.
+    ("roce_dcqcn_erspan", "roce_dcqcn_erspan", "dcqcn", false),
 ];
 
 /// Bundled switch taps (scenario, stem): the egress mirror `STEM.out.pcap` and `STEM.toml`
@@ -423,6 +425,7 @@ fn cause(d: &Decision) -> &'static str {
 #[case::dcqcn_clamp(11)]
 #[case::dcqcn_np(12)]
 #[case::dcqcn_ns3(13)]
+#[case::roce_dcqcn_erspan(15)]
 fn replay_reproduces_the_closed_loop(#[case] i: usize) {
     let (scen, stem, model, receiver) = BUNDLED[i];
     let out = sim::simulate(&sim::bundled(scen).unwrap(), None, &mut |_| {}).unwrap();

@@ -24,6 +24,7 @@ use std::path::{Path, PathBuf};
 use ccreplay_codecs::Dialect;
 use ccreplay_codecs::capture::{CaptureError, PcapWriter};
 use ccreplay_codecs::frame::EmitError;
+use ccreplay_codecs::mirror::MirrorRepr;
 use ccreplay_codecs::shim::int::IntStack;
 use ccreplay_reference_cc::Decision;
 use ccreplay_reference_cc::dcqcn::NicParams;
@@ -85,6 +86,10 @@ pub const BUNDLED: &[(&str, &str)] = &[
     (
         "dcqcn_ns3",
         include_str!("../../../scenarios/bundled/dcqcn_ns3.toml"),
+    ),
+    (
+        "roce_dcqcn_erspan",
+        include_str!("../../../scenarios/bundled/roce_dcqcn_erspan.toml"),
     ),
     (
         "dcqcn_cp",
@@ -277,6 +282,33 @@ struct TapOut {
     drop: SplitMix64,
     /// The last kept frame's jittered time, ns.
     last_ns: u64,
+    /// A mirror session's encapsulation (`[[taps]]` `mirror`), and the frame it is built in.
+    mirror: Option<MirrorRepr>,
+    wrapped: Vec<u8>,
+}
+
+/// The encapsulation a `[[taps]]` entry's `mirror` asks for: from the mirroring switch
+/// 10.255.0.1 (02:00:00:00:ff:01) to the collector 10.255.0.2 (02:00:00:00:ff:02), the frames'
+/// own VLAN kept (ERSPAN II En 3), ERSPAN II index 1 / III Hw ID 1; GRE's sequence number
+/// counts the session's frames and ERSPAN III's timestamp is the frame's time in 100 ns.
+fn tap_mirror(t: &TapSpec) -> Option<MirrorRepr> {
+    let m = t.mirror.as_ref()?;
+    Some(MirrorRepr {
+        kind: m.mirror_kind()?,
+        src_mac: [2, 0, 0, 0, 0xff, 1],
+        dst_mac: [2, 0, 0, 0, 0xff, 2],
+        src_ip: [10, 255, 0, 1],
+        dst_ip: [10, 255, 0, 2],
+        ttl: 64,
+        key: None,
+        seq: 0,
+        session: m.session,
+        vlan: 0,
+        cos: 0,
+        truncated: false,
+        index: 1,
+        timestamp: 0,
+    })
 }
 
 impl TapOut {
@@ -297,6 +329,8 @@ impl TapOut {
             jitter: SplitMix64::new(seed ^ JITTER_STREAM ^ e),
             drop: SplitMix64::new(seed ^ DROP_STREAM ^ e),
             last_ns: 0,
+            mirror: tap_mirror(t),
+            wrapped: Vec::new(),
         })
     }
 
@@ -312,6 +346,8 @@ impl TapOut {
             jitter: SplitMix64::new(0),
             drop: SplitMix64::new(drop_seed),
             last_ns: 0,
+            mirror: None,
+            wrapped: Vec::new(),
         })
     }
 
@@ -326,6 +362,17 @@ impl TapOut {
             self.last_ns = t;
         }
         t -= t % self.resolution_ns;
+        let frame = match &mut self.mirror {
+            Some(m) => {
+                m.seq = self.packets as u32;
+                m.timestamp = (t / 100) as u32;
+                self.wrapped.clear();
+                m.write(frame, &mut self.wrapped)
+                    .map_err(|e| NetError::Tap(e.to_string()))?;
+                &self.wrapped[..]
+            }
+            None => frame,
+        };
         self.writer
             .write(t, frame)
             .map_err(|e| NetError::Tap(e.to_string()))?;
@@ -1001,8 +1048,15 @@ fn notes(sc: &Scenario, cfg: &NetConfig, tap: &TapSpec, m: &Metrics) -> String {
     } else {
         format!("; data of {} ECT(1), of the others ECT(0)", ect1.join(", "))
     };
+    // A mirror session's capture says how it arrives (docs/wire.md 2.1).
+    let mirrored = tap.mirror.as_ref().map_or(String::new(), |m| {
+        format!(
+            ", mirrored to a collector as {} session {} by 10.255.0.1",
+            m.kind, m.session
+        )
+    });
     format!(
-        "docs/sim.md. Scenario {} ({:?} topology), tap on {} ({:?}); {} flows; {} B WRITE \
+        "docs/sim.md. Scenario {} ({:?} topology), tap on {} ({:?}){mirrored}; {} flows; {} B WRITE \
          payloads, one ACK per data packet, go-back-N, RTO {} ns; {} ns run. Switches: shared \
          buffer {} B, RED {red}, PFC {pfc}; {echo}{ect1}. Run: {} events, {} drops, {marks} ECN \
          marks, {} pause frames, peak queue {qmax} B.",

@@ -632,6 +632,36 @@ pub struct TapSpec {
     /// carry no timestamp shim (RCC choice 5: no delay sample).
     #[serde(default)]
     pub models: Option<Vec<String>>,
+    /// The capture arrives as a switch's mirror session delivers it to a collector: each frame
+    /// in this encapsulation (docs/wire.md 2.1).
+    #[serde(default)]
+    pub mirror: Option<TapMirror>,
+}
+
+/// `mirror = { kind = "erspan3", session = 5 }` of a `[[taps]]` entry.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TapMirror {
+    /// `erspan1`, `erspan2`, `erspan3` or `gretap`.
+    pub kind: String,
+    /// ERSPAN session ID, 0..=1023 (default 0; ERSPAN I and gretap carry none).
+    #[serde(default)]
+    pub session: u16,
+}
+
+impl TapMirror {
+    /// The encapsulation named by `kind`.
+    pub fn mirror_kind(&self) -> Option<ccreplay_codecs::mirror::MirrorKind> {
+        use ccreplay_codecs::mirror::MirrorKind;
+        [
+            MirrorKind::ErspanI,
+            MirrorKind::ErspanII,
+            MirrorKind::ErspanIII,
+            MirrorKind::Teb,
+        ]
+        .into_iter()
+        .find(|k| k.name() == self.kind)
+    }
 }
 
 fn default_resolution() -> u64 {
@@ -666,6 +696,20 @@ impl TapSpec {
                 "drop_ppm = {}: must be at most 1_000_000",
                 self.drop_ppm
             ));
+        }
+        if let Some(m) = &self.mirror {
+            if m.mirror_kind().is_none() {
+                return e(format!(
+                    "mirror.kind = \"{}\": one of erspan1, erspan2, erspan3, gretap",
+                    m.kind
+                ));
+            }
+            if m.session > 1023 {
+                return e(format!(
+                    "mirror.session = {}: ERSPAN sessions are 0..=1023",
+                    m.session
+                ));
+            }
         }
         if let Some(m) = &self.models {
             if m.is_empty() {
