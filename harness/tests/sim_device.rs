@@ -1,4 +1,4 @@
-//! Tap imperfections (`[[taps]]` `ts_resolution_ns`, `ts_jitter_ns`, `drop_ppm`) and the NIC
+//! Tap imperfections (`[[taps]]` `ts_resolution_ns`, `ts_jitter_ns`, `drop_ppm`, `mirror`) and the NIC
 //! model (`[device]`) through `ccreplay::sim` (docs/sim.md "NIC hardware and bugs" and "Tap
 //! imperfections"), on the small observed-DUT scenario `scenarios/observed/dcqcn_sender.toml`.
 //! Each imperfect capture is checked frame by frame against the exact capture of the same run:
@@ -362,4 +362,55 @@ fn observed_scenarios_exercise_what_their_headers_say() {
     // h0's first flow gets more, h3's cross traffic (flow 1) less, than with a correct NIC.
     assert!(acked(&buggy, 0) > 1.2 * acked(&ideal, 0));
     assert!(acked(&buggy, 1) < 0.8 * acked(&ideal, 1));
+}
+
+/// `[[taps]]` `mirror` (docs/sim.md): every record is the exact capture's frame, at the same
+/// time, inside the outer Ethernet / IPv4 / GRE / ERSPAN III the collector receives — GRE's
+/// sequence number the record's number from 0, ERSPAN's timestamp the time in 100 ns (mod
+/// 2^32), session 5, Hw ID 1 — read back by the codecs; a kind or session ERSPAN does not have
+/// is refused.
+#[test]
+fn a_mirror_tap_writes_the_exact_frames_encapsulated() {
+    use ccreplay_codecs::mirror::MirrorKind;
+    use ccreplay_codecs::packet::Packet;
+    let (_, want) = exact();
+    let text = std::fs::read_to_string(scenario_path()).unwrap();
+    let with = |mirror: &str| {
+        text.replacen(
+            "stem = \"dcqcn_sender\"\n",
+            &format!("stem = \"dcqcn_sender\"\nmirror = {mirror}\n"),
+            1,
+        )
+    };
+    let sc = Scenario::parse(&with("{ kind = \"erspan3\", session = 5 }")).unwrap();
+    let out = simulate(&sc, None, &mut |_| {}).unwrap();
+    let (got, _) = records(&out.captures[0].pcap);
+    assert_eq!(got.len(), want.len());
+    for (i, ((t, rec), (t0, frame))) in got.iter().zip(&want).enumerate() {
+        assert_eq!(t, t0, "record {i}");
+        let p = Packet::decode_ethernet(rec, &Default::default());
+        let m = p
+            .mirror
+            .unwrap_or_else(|| panic!("record {i}: {:?}", p.error));
+        let e = m.erspan.unwrap();
+        assert_eq!(m.kind, MirrorKind::ErspanIII);
+        assert_eq!(&rec[m.inner..], &frame[..], "record {i}");
+        assert_eq!(m.gre.seq, Some(i as u32));
+        assert_eq!(e.timestamp(), (t / 100) as u32);
+        assert_eq!((e.span_id(), e.hw_id(), e.gra()), (5, 1, 1));
+        assert_eq!(m.ip.addrs.src().to_string(), "10.255.0.1");
+    }
+    for (mirror, why) in [
+        (
+            "{ kind = \"erspan4\" }",
+            "mirror.kind = \"erspan4\": one of erspan1, erspan2, erspan3, gretap",
+        ),
+        (
+            "{ kind = \"erspan2\", session = 1024 }",
+            "mirror.session = 1024: ERSPAN sessions are 0..=1023",
+        ),
+    ] {
+        let err = Scenario::parse(&with(mirror)).unwrap_err().to_string();
+        assert!(err.contains(why), "{err}");
+    }
 }
