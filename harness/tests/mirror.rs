@@ -255,27 +255,26 @@ fn the_same_traffic_from_two_sessions_is_an_error_until_one_is_chosen() {
     );
 }
 
-/// One session copying the traffic at two ports (ERSPAN II index 1 and 2): `[mirror]` cannot
-/// tell them apart, and the hint's tshark filter keeps one copy — run here when tshark is
-/// installed, to the port's decisions.
-#[test]
-fn the_same_traffic_from_two_ports_of_one_session_names_a_filter_that_works() {
-    let copies = [(MirrorKind::ErspanII, 5, 1), (MirrorKind::ErspanII, 5, 2)];
-    let (dir, manifest, err) = mirrored_twice("mirror-two-ports", &copies);
+/// One session copying the traffic at two ports (ERSPAN II index 1 and 2; ERSPAN III Hw ID 1
+/// and 2, both ingress): `[mirror]` cannot tell them apart, and the hint's tshark filter keeps
+/// one copy — run here when tshark is installed, to the port's decisions.
+#[rstest]
+#[case(MirrorKind::ErspanII, "erspan.index == 0x1")]
+#[case(MirrorKind::ErspanIII, "erspan.hw == 1 && erspan.direction == 0")]
+fn the_same_traffic_from_two_ports_of_one_session_names_a_filter_that_works(
+    #[case] kind: MirrorKind,
+    #[case] filter: &str,
+) {
+    let copies = [(kind, 5, 1), (kind, 5, 2)];
+    let (dir, manifest, err) = mirrored_twice(&format!("mirror-two-ports-{kind:?}"), &copies);
     let capture = dir.join("roce_dcqcn.pcap");
     let want = format!(
-        "one mirror session copies this traffic at two places: mirror one port and direction, or keep one copy with `tshark -r {} -Y 'erspan.index == 0x1' -w one.pcap`",
+        "one mirror session copies this traffic at two places: mirror one port and direction, or keep one copy with `tshark -r {} -Y '{filter}' -w one.pcap`",
         capture.display()
     );
     assert!(err.contains(&want), "{err}");
     let tshark = std::process::Command::new("tshark")
-        .args([
-            "-r",
-            capture.to_str().unwrap(),
-            "-Y",
-            "erspan.index == 0x1",
-            "-w",
-        ])
+        .args(["-r", capture.to_str().unwrap(), "-Y", filter, "-w"])
         .arg(dir.join("one.pcap"))
         .output();
     let Ok(out) = tshark else {
