@@ -130,7 +130,7 @@ impl Sources {
         let first = &mut self.first[f][usize::from(data)];
         if *first == 0 {
             *first = slot;
-        } else if *first != slot || slot == OVERFLOW {
+        } else if *first != slot {
             self.conflicts += 1;
             let at = |s: u8| {
                 self.counts
@@ -217,6 +217,9 @@ mod tests {
         }
         assert_eq!(s.counts.len(), 16);
         assert_eq!(s.counts[15].0.and_then(|c| c.session), Some(15));
+        // The 17th source again on its flow: not a second source.
+        let seventeenth = Some(source(MirrorKind::ErspanII, Some(16), Some(1)));
+        s.check(16, true, seventeenth, 18);
         assert_eq!(s.conflicts, 0);
         // Flow 0's data from another counted source is still a conflict.
         s.check(
