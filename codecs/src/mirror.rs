@@ -78,6 +78,19 @@ pub enum MirrorKind {
 }
 
 impl MirrorKind {
+    /// Every kind.
+    pub const ALL: [MirrorKind; 4] = [
+        MirrorKind::ErspanI,
+        MirrorKind::ErspanII,
+        MirrorKind::ErspanIII,
+        MirrorKind::Teb,
+    ];
+
+    /// The kind of a [`Self::name`] (a scenario's `mirror.kind`).
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.name() == name)
+    }
+
     /// Short name for reports (`erspan2`, …).
     pub const fn name(self) -> &'static str {
         match self {

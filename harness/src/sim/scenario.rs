@@ -652,15 +652,7 @@ pub struct TapMirror {
 impl TapMirror {
     /// The encapsulation named by `kind`.
     pub fn mirror_kind(&self) -> Option<ccreplay_codecs::mirror::MirrorKind> {
-        use ccreplay_codecs::mirror::MirrorKind;
-        [
-            MirrorKind::ErspanI,
-            MirrorKind::ErspanII,
-            MirrorKind::ErspanIII,
-            MirrorKind::Teb,
-        ]
-        .into_iter()
-        .find(|k| k.name() == self.kind)
+        ccreplay_codecs::mirror::MirrorKind::from_name(&self.kind)
     }
 }
 
