@@ -32,6 +32,12 @@
 //! FT 0 is an Ethernet frame, 2 an IP packet without one. T = 1 says the switch cut the
 //! mirrored frame, so its own length fields may claim more than the record holds: it reads as
 //! a record cut by snaplen (`truncated`), never as a lying length.
+//!
+//! The timestamp is the switch's clock at the copy ([`ErspanInfo::switch_time`]): Gra 0 counts
+//! 100 µs, 1 counts 100 ns, 2 is IEEE 1588 nanoseconds (below 10^9), 3 a platform's own
+//! unit. The subheader's last 32 bits (Platf ID 3 and 7: the timestamp's upper 32 bits; 5 and
+//! 6: IEEE 1588 seconds — Wireshark's `erspan.pid3.timestamp`, `.pid5.timestamp`,
+//! `.pid7.timestamp`) widen it; without them it wraps (2^32 units, or each second).
 
 use nom::{IResult, Parser, number::complete::be_u16};
 
@@ -206,6 +212,89 @@ impl ErspanInfo {
     pub fn o(&self) -> bool {
         self.word(10) & 0x0001 != 0
     }
+    /// III: Platf ID, the platform-specific subheader's kind (its first 6 bits), when O = 1.
+    pub fn platform_id(&self) -> Option<u8> {
+        self.platform.map(|p| (p >> 58) as u8)
+    }
+
+    /// III: the switch's clock when it copied the frame (module doc): the timestamp in its
+    /// unit, widened by the platform subheader when that carries the upper part, else with the
+    /// period it wraps at. Type II headers carry no timestamp (`NoTimestamp`).
+    pub fn switch_time(&self) -> Result<SwitchTime, SwitchTimeError> {
+        if self.version() != 2 {
+            return Err(SwitchTimeError::NoTimestamp);
+        }
+        let ts = u64::from(self.timestamp());
+        // The subheader's last 32 bits, for the Platf IDs that put time there.
+        let upper = |ids: &[u8]| {
+            self.platform
+                .filter(|&p| ids.contains(&((p >> 58) as u8)))
+                .map(|p| p & 0xFFFF_FFFF)
+        };
+        match self.gra() {
+            g @ (0 | 1) => {
+                let unit_ns = if g == 0 { 100_000 } else { 100 };
+                let wide = upper(&[3, 7]).and_then(|u| ((u << 32) | ts).checked_mul(unit_ns));
+                Ok(match wide {
+                    Some(ns) => SwitchTime {
+                        ns,
+                        unit_ns,
+                        period_ns: None,
+                    },
+                    None => SwitchTime {
+                        ns: ts * unit_ns,
+                        unit_ns,
+                        period_ns: Some(unit_ns << 32),
+                    },
+                })
+            }
+            2 => {
+                if ts >= NS_PER_S {
+                    return Err(SwitchTimeError::NanosecondsOutOfRange(ts as u32));
+                }
+                Ok(match upper(&[3, 5, 6, 7]) {
+                    Some(s) => SwitchTime {
+                        ns: s * NS_PER_S + ts,
+                        unit_ns: 1,
+                        period_ns: None,
+                    },
+                    None => SwitchTime {
+                        ns: ts,
+                        unit_ns: 1,
+                        period_ns: Some(NS_PER_S),
+                    },
+                })
+            }
+            _ => Err(SwitchTimeError::PlatformUnit),
+        }
+    }
+}
+
+const NS_PER_S: u64 = 1_000_000_000;
+
+/// ERSPAN III's timestamp as a time: the switch's clock when it copied the frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SwitchTime {
+    /// The timestamp in nanoseconds (its count × its unit), from the switch's own origin.
+    pub ns: u64,
+    /// Its unit, ns: 100,000 (Gra 0), 100 (Gra 1) or 1 (Gra 2).
+    pub unit_ns: u64,
+    /// `ns` wraps to 0 every this many nanoseconds (`None`: the subheader widened it).
+    pub period_ns: Option<u64>,
+}
+
+/// Why a mirrored frame's header gives no switch time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SwitchTimeError {
+    /// Only ERSPAN III carries a timestamp.
+    #[error("no switch timestamp (only ERSPAN III carries one)")]
+    NoTimestamp,
+    /// Gra 3: the unit is the platform's own.
+    #[error("Gra 3: the timestamp's unit is the platform's own")]
+    PlatformUnit,
+    /// Gra 2 (IEEE 1588) counts nanoseconds of a second.
+    #[error("Gra 2 (IEEE 1588) with {0} ns, not below 10^9")]
+    NanosecondsOutOfRange(u32),
 }
 
 /// The encapsulation a mirrored packet came in: the outer headers. The packet's own layers

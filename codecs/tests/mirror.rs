@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use ccreplay_codecs::capture::CaptureReader;
-use ccreplay_codecs::mirror::{MirrorKind, MirrorRepr};
+use ccreplay_codecs::mirror::{ErspanInfo, MirrorKind, MirrorRepr, SwitchTime, SwitchTimeError};
 use ccreplay_codecs::packet::IpAddrs;
 use ccreplay_codecs::{DecodeConfig, ErrorKind, Layer, LinkStart, Packet};
 
@@ -18,7 +18,7 @@ fn records() -> Vec<Vec<u8>> {
     while let Some(rec) = r.next_record() {
         out.push(rec.unwrap().data.to_vec());
     }
-    assert_eq!(out.len(), 12);
+    assert_eq!(out.len(), 13);
     out
 }
 
@@ -420,4 +420,102 @@ fn a_frame_too_long_for_ipv4_is_refused() {
     let err = repr.write(&vec![0; 65_500], &mut out).unwrap_err();
     assert_eq!(err.len, 65_500);
     assert!(out.is_empty());
+}
+
+/// ERSPAN III's timestamp as the switch's clock (wire.md 2.1), from the values
+/// make_fixtures.py set (tshark 4.0.17 reads the same: `erspan.timestamp`, `erspan.gra`,
+/// `erspan.platid`, `erspan.pid3.timestamp` 2309737967, `erspan.pid5.timestamp` 1700000003).
+#[test]
+fn the_switch_time_is_the_timestamp_in_its_unit() {
+    let recs = records();
+    let time = |i: usize| {
+        decode(&recs[i])
+            .mirror
+            .unwrap()
+            .erspan
+            .unwrap()
+            .switch_time()
+    };
+    // Record 2: Gra 1, 0x01020304 = 16,909,060 units of 100 ns; no subheader: wraps every
+    // 2^32 × 100 ns.
+    assert_eq!(
+        time(1),
+        Ok(SwitchTime {
+            ns: 1_690_906_000,
+            unit_ns: 100,
+            period_ns: Some(429_496_729_600),
+        })
+    );
+    // Record 3: Gra 2 with 0xFFFFFFFF ns, more than a second of nanoseconds.
+    assert_eq!(
+        time(2),
+        Err(SwitchTimeError::NanosecondsOutOfRange(u32::MAX))
+    );
+    // Record 13: Gra 2, 123,456,789 ns, the seconds 1,700,000,003 in a Platf ID 5 subheader.
+    assert_eq!(
+        time(12),
+        Ok(SwitchTime {
+            ns: 1_700_000_003_123_456_789,
+            unit_ns: 1,
+            period_ns: None,
+        })
+    );
+    // ERSPAN II (record 1) has no timestamp.
+    assert_eq!(time(0), Err(SwitchTimeError::NoTimestamp));
+}
+
+/// The other units and subheaders, on headers built by hand: bytes 4-7 the timestamp, byte
+/// 11's low bits Gra (<< 1) and O; the subheader's first 6 bits its Platf ID.
+#[test]
+fn the_subheader_widens_the_timestamp_when_its_platform_says_so() {
+    let header = |ts: u32, gra: u8, platform: Option<u64>| {
+        let mut bytes = [0u8; 12];
+        bytes[0] = 0x20; // Ver 2
+        bytes[4..8].copy_from_slice(&ts.to_be_bytes());
+        bytes[11] = (gra << 1) | u8::from(platform.is_some());
+        ErspanInfo {
+            offset: 42,
+            bytes,
+            platform,
+        }
+        .switch_time()
+    };
+    let plat = |id: u64, low: u64| Some((id << 58) | low);
+    // Gra 0: 100 µs units, 7 × 100,000 ns; wraps every 2^32 × 100 µs.
+    assert_eq!(
+        header(7, 0, None),
+        Ok(SwitchTime {
+            ns: 700_000,
+            unit_ns: 100_000,
+            period_ns: Some(429_496_729_600_000),
+        })
+    );
+    // Gra 1, Platf ID 3: upper 32 bits 2, lower 5 → (2 × 2^32 + 5) × 100 ns.
+    let wide = Ok(SwitchTime {
+        ns: 858_993_459_700,
+        unit_ns: 100,
+        period_ns: None,
+    });
+    assert_eq!(header(5, 1, plat(3, 2)), wide);
+    assert_eq!(header(5, 1, plat(7, 2)), wide);
+    // Platf ID 5 carries IEEE 1588 seconds: no upper bits of a 100 ns count.
+    assert_eq!(
+        header(5, 1, plat(5, 2)).map(|t| (t.ns, t.period_ns)),
+        Ok((500, Some(429_496_729_600)))
+    );
+    // Gra 2 without seconds wraps each second; with Platf ID 6 (or 3) they come first.
+    assert_eq!(
+        header(999_999_999, 2, None).map(|t| (t.ns, t.period_ns)),
+        Ok((999_999_999, Some(1_000_000_000)))
+    );
+    assert_eq!(header(1, 2, plat(6, 10)).map(|t| t.ns), Ok(10_000_000_001));
+    assert_eq!(header(1, 2, plat(3, 10)).map(|t| t.ns), Ok(10_000_000_001));
+    // Platf ID 1 (VSM domain, port index) has no time.
+    assert_eq!(header(1, 2, plat(1, 10)).map(|t| t.ns), Ok(1));
+    // A 64-bit count of 100 ns past u64 nanoseconds is read as the 32-bit field alone.
+    assert_eq!(
+        header(1, 1, plat(3, 0xFFFF_FFFF)).map(|t| (t.ns, t.period_ns)),
+        Ok((100, Some(429_496_729_600)))
+    );
+    assert_eq!(header(1, 3, None), Err(SwitchTimeError::PlatformUnit));
 }

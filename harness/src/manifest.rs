@@ -58,12 +58,35 @@ pub struct MirrorSection {
     /// none (ERSPAN I, gretap), are skipped as `other_mirror_session`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session: Option<u16>,
+    /// Whose clock times the events: the capture's (the collector's, the default) or the
+    /// mirroring switch's ERSPAN III timestamps (`"switch"`).
+    #[serde(default, skip_serializing_if = "MirrorClock::is_capture")]
+    pub clock: MirrorClock,
 }
 
 impl MirrorSection {
     /// True when the manifest has no `[mirror]` keys.
     pub fn is_empty(&self) -> bool {
-        self.session.is_none()
+        self.session.is_none() && self.clock.is_capture()
+    }
+}
+
+/// `[mirror] clock`: the events' times from the capture (`"capture"`) or from the switch that
+/// mirrored each packet (`"switch"`: its ERSPAN III timestamp, docs/wire.md 2.1).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MirrorClock {
+    /// The capture's record times.
+    #[default]
+    Capture,
+    /// The mirroring switch's timestamps.
+    Switch,
+}
+
+impl MirrorClock {
+    /// The default.
+    pub fn is_capture(&self) -> bool {
+        *self == MirrorClock::Capture
     }
 }
 

@@ -197,11 +197,9 @@ fn for_each_event_mut(
         Some(t) => (t, ExtractReport::default()),
         None => extract::build_flow_table_jobs(&trace.capture, &trace.manifest, decoders)?,
     };
-    let cfg = trace.manifest.decode_config();
     let report = extract::stream_events_jobs(
         &trace.capture,
-        &cfg,
-        &trace.manifest.capture_point,
+        &trace.manifest,
         &mut table,
         report,
         decoders,

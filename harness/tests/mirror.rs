@@ -369,3 +369,171 @@ fn inspect_text_names_the_mirror_source() {
     }
     assert!(!lines[7].contains("mirrored"), "{}", lines[7]);
 }
+
+/// A bundled trace as a collector receives a switch's ERSPAN III copies of it: stamped by the
+/// switch at the port's time (100 ns units, the counter's 32 bits, Gra 1), written at the
+/// collector's time — the port's plus up to 50 µs of path and clock jitter (Knuth's MMIX LCG),
+/// never going backwards; the first copy 5 µs after its stamp. Writes that capture to
+/// `dir/NAME.pcap` with the trace's manifest plus `[mirror] clock = "switch"`, and to
+/// `port/NAME.pcap` the port's capture with the times the switch's clock gives: the stamp,
+/// moved so the first copy keeps its capture time. Returns the least and most of the capture's
+/// times minus those.
+fn jittered(name: &str, dir: &std::path::Path, port: &std::path::Path) -> (i64, i64) {
+    let traces = repo().join("traces");
+    let mut r = CaptureReader::open(traces.join(format!("{name}.pcap"))).unwrap();
+    let mut w = PcapWriter::create(dir.join(format!("{name}.pcap"))).unwrap();
+    let mut p = PcapWriter::create(port.join(format!("{name}.pcap"))).unwrap();
+    let stamp = |t: u64| t / 100 * 100;
+    let (mut rng, mut last, mut n, mut delta) = (0x5EEDu64, 0, 0u32, None);
+    let (mut buf, mut lo, mut hi) = (Vec::new(), i64::MAX, i64::MIN);
+    while let Some(rec) = r.next_record() {
+        let rec = rec.unwrap();
+        let t = rec.ts_ns;
+        rng = rng
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        let collector = match delta {
+            None => stamp(t) + 5_000,
+            Some(_) => (t + (rng >> 33) % 50_001).max(last),
+        };
+        last = collector;
+        let delta = *delta.get_or_insert(collector - stamp(t));
+        let repr = MirrorRepr {
+            kind: MirrorKind::ErspanIII,
+            src_mac: [2, 0, 0, 0, 0, 0x5a],
+            dst_mac: [2, 0, 0, 0, 0, 0xc0],
+            src_ip: [10, 9, 0, 1],
+            dst_ip: [10, 9, 0, 2],
+            ttl: 63,
+            key: None,
+            seq: n,
+            session: 5,
+            vlan: 0,
+            cos: 3,
+            truncated: false,
+            index: 1,
+            timestamp: (t / 100) as u32,
+        };
+        buf.clear();
+        repr.write(rec.data, &mut buf).unwrap();
+        w.write(collector, &buf).unwrap();
+        let at = stamp(t) + delta;
+        p.write(at, rec.data).unwrap();
+        let off = collector as i64 - at as i64;
+        (lo, hi) = (lo.min(off), hi.max(off));
+        n += 1;
+    }
+    w.flush().unwrap();
+    p.flush().unwrap();
+    let manifest = std::fs::read_to_string(traces.join(format!("{name}.toml"))).unwrap();
+    std::fs::write(port.join(format!("{name}.toml")), &manifest).unwrap();
+    std::fs::write(
+        dir.join(format!("{name}.toml")),
+        format!("{manifest}\n[mirror]\nclock = \"switch\"\n"),
+    )
+    .unwrap();
+    (lo, hi)
+}
+
+/// `[mirror] clock = "switch"` (docs/manifest.md): a collector's jitter changes roce_dcqcn's
+/// DCQCN decisions (its timers and byte counter see other gaps); timed by the switch's stamps
+/// the events are at the port's times floored to 100 ns, shifted by the first copy's offset —
+/// the decisions of the port capture with exactly those times, and the note says how far the
+/// capture's times were. Every expected time is computed here from the port capture.
+#[test]
+fn the_switch_clock_takes_the_collectors_jitter_out() {
+    let (dir, port) = (
+        Scratch::new("mirror-clock"),
+        Scratch::new("mirror-clock-port"),
+    );
+    let (lo, hi) = jittered("roce_dcqcn", &dir, &port);
+    let toml = dir.join("roce_dcqcn.toml");
+    let err = replay(&toml, &dir.join("switch_clock.jsonl"));
+    replay(&port.join("roce_dcqcn.toml"), &dir.join("port.jsonl"));
+    // The same capture timed by the collector.
+    std::fs::copy(port.join("roce_dcqcn.toml"), &toml).unwrap();
+    replay(&toml, &dir.join("capture_clock.jsonl"));
+    let read = |f: &str| std::fs::read(dir.join(f)).unwrap();
+    assert!(read("switch_clock.jsonl") == read("port.jsonl"));
+    assert!(read("capture_clock.jsonl") != read("port.jsonl"));
+    assert_eq!(lo, 0, "the first copy keeps its capture time");
+    assert!(hi > 10_000, "{hi}: tens of µs of jitter");
+    assert!(
+        err.contains(&format!(
+            "2,553 events timed by the mirroring switch's clock (ERSPAN III, 100 ns units); \
+             the capture's times were 0 to {hi} ns from them"
+        )),
+        "{err}"
+    );
+}
+
+/// Hardware verdicts on a jittered collector's capture timed by the switch read the port's
+/// capture at the switch's times: the same report (the observed judge's timestamp resolution
+/// is the stamps' 100 ns, as the port capture's times measure).
+#[rstest]
+#[case("rcc_receiver", "wire")]
+#[case("dcqcn_np", "wire")]
+#[case("roce_dcqcn", "observed")]
+#[case("hpcc_dumbbell", "observed")]
+fn hardware_verdicts_take_the_switch_clock(#[case] name: &str, #[case] dut: &str) {
+    let (dir, port) = (
+        Scratch::new(&format!("mirror-clock-dut-{name}")),
+        Scratch::new(&format!("mirror-clock-dut-port-{name}")),
+    );
+    jittered(name, &dir, &port);
+    let diff = |manifest: &std::path::Path| {
+        let (code, out, _) = run(
+            &repo(),
+            &["diff", manifest.to_str().unwrap(), "--dut", dut, "-q"],
+        );
+        let folder = manifest.parent().unwrap().display().to_string();
+        (code, out.replace(&format!("{folder}/"), ""))
+    };
+    let at_port = diff(&port.join(format!("{name}.toml")));
+    let mirrored = diff(&dir.join(format!("{name}.toml")));
+    assert!(!at_port.1.is_empty());
+    assert_eq!(mirrored, at_port, "{name} --dut {dut}");
+}
+
+/// `clock = "switch"` with events no switch stamped — the port's own capture, or ERSPAN II
+/// copies — is the verdict's error (exit 2), naming the first and the way out.
+#[rstest]
+#[case(None, "frame 1, captured on the port, not mirrored")]
+#[case(
+    Some(MirrorKind::ErspanII),
+    "frame 1, no switch timestamp (only ERSPAN III carries one)"
+)]
+fn the_switch_clock_needs_every_event_stamped(
+    #[case] kind: Option<MirrorKind>,
+    #[case] first: &str,
+) {
+    let dir = Scratch::new("mirror-clock-untimed");
+    let clock = "\n[mirror]\nclock = \"switch\"\n";
+    match kind {
+        Some(kind) => {
+            let wrap = Wrap {
+                copies: &[(kind, 5, 1)],
+                cut: None,
+            };
+            mirror_trace("roce_dcqcn", &dir, &wrap, clock);
+        }
+        None => {
+            let traces = repo().join("traces");
+            std::fs::copy(traces.join("roce_dcqcn.pcap"), dir.join("roce_dcqcn.pcap")).unwrap();
+            let manifest = std::fs::read_to_string(traces.join("roce_dcqcn.toml")).unwrap();
+            std::fs::write(dir.join("roce_dcqcn.toml"), manifest + clock).unwrap();
+        }
+    }
+    let (code, err) = replay_code(&dir.join("roce_dcqcn.toml"), &dir.join("d.jsonl"));
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(&format!(
+            "[mirror] clock = \"switch\", but 2,553 events had no switch time (first: {first})"
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains("remove `clock = \"switch\"` from [mirror]"),
+        "{err}"
+    );
+}

@@ -367,8 +367,8 @@ fn observed_scenarios_exercise_what_their_headers_say() {
 /// `[[taps]]` `mirror` (docs/sim.md): every record is the exact capture's frame, at the same
 /// time, inside the outer Ethernet / IPv4 / GRE / ERSPAN III the collector receives — GRE's
 /// sequence number the record's number from 0, ERSPAN's timestamp the time in 100 ns (mod
-/// 2^32), session 5, Hw ID 1 — read back by the codecs; a kind or session ERSPAN does not have
-/// is refused.
+/// 2^32; the exact time also when the collector's clock jitters), session 5, Hw ID 1 — read
+/// back by the codecs; a kind or session ERSPAN does not have is refused.
 #[test]
 fn a_mirror_tap_writes_the_exact_frames_encapsulated() {
     use ccreplay_codecs::mirror::MirrorKind;
@@ -400,6 +400,19 @@ fn a_mirror_tap_writes_the_exact_frames_encapsulated() {
         assert_eq!((e.span_id(), e.hw_id(), e.gra()), (5, 1, 1));
         assert_eq!(m.ip.addrs.src().to_string(), "10.255.0.1");
     }
+    // The collector's clock jitters (`ts_jitter_ns`); the switch's stamp is the exact time.
+    let jittered = with("{ kind = \"erspan3\", session = 5 }\nts_jitter_ns = 20_000");
+    let out = simulate(&Scenario::parse(&jittered).unwrap(), None, &mut |_| {}).unwrap();
+    let (got, _) = records(&out.captures[0].pcap);
+    let mut late = 0;
+    for (i, ((t, rec), (t0, _))) in got.iter().zip(&want).enumerate() {
+        let p = Packet::decode_ethernet(rec, &Default::default());
+        let e = p.mirror.unwrap().erspan.unwrap();
+        assert_eq!(e.timestamp(), (t0 / 100) as u32, "record {i}");
+        assert!(t >= t0, "record {i}");
+        late += usize::from(t > t0);
+    }
+    assert!(late > got.len() / 2, "{late} of {} records late", got.len());
     for (mirror, why) in [
         (
             "{ kind = \"erspan4\" }",

@@ -436,6 +436,20 @@ pub(crate) fn report_extraction(trace: &Trace, r: &ccreplay::extract::ExtractRep
             .join(", ");
         note!("ccreplay: {cap}: mirrored by {list}");
     }
+    if let Some(c) = r.switch_clock.as_ref().filter(|c| c.timed > 0) {
+        let (lo, hi) = c.capture_minus_switch_ns;
+        note!(
+            "ccreplay: {cap}: {} event{} timed by the mirroring switch{} (ERSPAN III, {} ns units); the capture's times were {lo} to {hi} ns from them",
+            ccreplay::verdict::n(c.timed),
+            plural(c.timed),
+            if c.clocks == 1 {
+                "'s clock".to_string()
+            } else {
+                format!("es' {} clocks", c.clocks)
+            },
+            c.unit_ns,
+        );
+    }
     if r.snaplen_cut > 0 {
         eprintln!(
             "ccreplay: {cap}: {} packet{} cut after their headers (by the capture's snaplen, or by the switch that mirrored them) were replayed (payload length from the length fields)",

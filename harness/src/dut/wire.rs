@@ -45,6 +45,8 @@ use ccreplay_codecs::packet::AckExt;
 use ccreplay_reference_cc::{Cause, Decision, Event, EventKind, FlowId, Outputs, State};
 
 use super::{Dut, DutError, DutSetup};
+use crate::extract::{Stamp, SwitchClock};
+use crate::manifest::MirrorClock;
 use crate::replay::Trace;
 use crate::verdict::n;
 
@@ -433,11 +435,18 @@ impl WireDut {
         let mut reader = CaptureReader::open(&trace.capture)
             .map_err(|e| err(format!("{}: {e}", trace.capture.display()), None))?;
         let mut end_ns = 0;
+        // `[mirror] clock = "switch"`: the times the extraction gives the same packets.
+        let mut clock = (m.mirror.clock == MirrorClock::Switch).then(SwitchClock::default);
         while let Some(rec) = reader.next_record() {
             // A capture that ends early is the verdict's error (verdict::assess), not the DUT's.
-            let Ok(rec) = rec else { break };
-            end_ns = end_ns.max(rec.ts_ns);
+            let Ok(mut rec) = rec else { break };
             let p = Packet::from_record(&rec, &cfg);
+            if let Some(c) = &mut clock {
+                rec.ts_ns = c
+                    .time(rec.ts_ns, &Stamp::of(p.mirror.as_ref()))
+                    .unwrap_or(rec.ts_ns);
+            }
+            end_ns = end_ns.max(rec.ts_ns);
             let (Some(ip), Some(r)) = (p.ip.as_ref(), p.roce.as_ref()) else {
                 continue;
             };

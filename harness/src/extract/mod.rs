@@ -31,10 +31,10 @@ use ccreplay_codecs::shim::int::IntStack;
 use ccreplay_reference_cc::event::AckInfo;
 use ccreplay_reference_cc::{Event, EventKind, FlowId};
 
-use crate::manifest::{CapturePoint, FlowSpec, Manifest};
+use crate::manifest::{CapturePoint, FlowSpec, Manifest, MirrorClock};
 
 mod mirror;
-pub use mirror::{Conflict, MirrorSource, Sources};
+pub use mirror::{Conflict, MirrorSource, Sources, Stamp, SwitchClock, SwitchClockReport};
 
 /// One flow as the harness numbers it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -297,6 +297,8 @@ pub struct ExtractReport {
     /// ERSPAN sessions of the copies skipped as `other_mirror_session` (`None`: ERSPAN I or
     /// gretap, which name none), most first.
     pub other_mirror_sessions: Vec<(Option<u16>, u64)>,
+    /// With `[mirror] clock = "switch"`: how the events were timed.
+    pub switch_clock: Option<SwitchClockReport>,
 }
 
 impl ExtractReport {
@@ -909,6 +911,8 @@ struct Pre {
     frame: u64,
     /// Where a switch mirrored it from (`None`: captured on the port itself).
     source: Option<MirrorSource>,
+    /// The mirroring switch's timestamp.
+    stamp: Stamp,
     /// The event, if `what` is `Data` or `Ack`; `t_ns` is the record's time.
     ev: Event,
 }
@@ -978,6 +982,7 @@ fn pre_event(rec: &Record<'_>, cfg: &DecodeConfig, point: &CapturePoint) -> Pre 
         what: What::Skip(Skip::NotRoce),
         frame: rec.frame_number,
         source: None,
+        stamp: Stamp::NotMirrored,
         ev: Event {
             t_ns: rec.ts_ns,
             flow: 0,
@@ -991,6 +996,7 @@ fn pre_event(rec: &Record<'_>, cfg: &DecodeConfig, point: &CapturePoint) -> Pre 
             return pre;
         }
         pre.source = Some(MirrorSource::of(m));
+        pre.stamp = Stamp::of(Some(m));
     }
     if p.error.is_some() && p.headers_complete() {
         // Cut by snaplen after the headers (a header-only capture): the event is whole. Only a
@@ -1110,6 +1116,8 @@ struct Apply<'t> {
     ports: HashMap<u16, u64>,
     sessions: HashMap<Option<u16>, u64>,
     sources: Sources,
+    /// `[mirror] clock = "switch"`.
+    clock: Option<SwitchClock>,
     last_t: u64,
 }
 
@@ -1126,7 +1134,7 @@ fn tally<K: Eq + std::hash::Hash>(m: &mut HashMap<K, u64>, key: K) {
 }
 
 impl<'t> Apply<'t> {
-    fn new(table: &'t mut FlowTable, mut report: ExtractReport) -> Self {
+    fn new(table: &'t mut FlowTable, mut report: ExtractReport, clock: MirrorClock) -> Self {
         report.capture_error = None;
         report.flow_events = vec![0u64; table.flows.len()];
         Apply {
@@ -1137,12 +1145,18 @@ impl<'t> Apply<'t> {
             ports: HashMap::default(),
             sessions: HashMap::default(),
             sources: Sources::default(),
+            clock: (clock == MirrorClock::Switch).then(SwitchClock::default),
             last_t: 0,
         }
     }
 
     #[inline]
     fn apply(&mut self, pre: &mut Pre, sink: &mut impl FnMut(&mut Event)) {
+        // Every stamped record moves its switch's clock, event or not (SwitchClock::time).
+        let switch_t = match &mut self.clock {
+            Some(c) => c.time(pre.ev.t_ns, &pre.stamp),
+            None => None,
+        };
         let report = &mut self.report;
         report.packets += 1;
         report.snaplen_cut += pre.cut as u64;
@@ -1221,6 +1235,10 @@ impl<'t> Apply<'t> {
             EventKind::TxData { .. } | EventKind::RxData { .. } | EventKind::Dequeue { .. }
         );
         self.sources.check(flow, data, pre.source, pre.frame);
+        if let Some(clock) = &mut self.clock {
+            clock.count_event(&pre.stamp, switch_t, pre.frame);
+            ev.t_ns = switch_t.unwrap_or(ev.t_ns);
+        }
         if ev.t_ns < self.last_t {
             report.time_clamped += 1;
             ev.t_ns = self.last_t;
@@ -1256,6 +1274,7 @@ impl<'t> Apply<'t> {
         }
         report.mirror_conflicts = self.sources.conflicts;
         report.mirror_conflict = self.sources.conflict;
+        report.switch_clock = self.clock.map(|c| c.report);
         report
     }
 }
@@ -1270,15 +1289,16 @@ fn open_capture(
 }
 
 /// Pass 2: stream the events of a capture, in capture order, to `sink`. Returns the report.
+/// The manifest says how to decode (`decode_config`), where the capture was taken and whose
+/// clock times the events (`[mirror] clock`).
 pub fn stream_events(
     capture: &Path,
-    cfg: &DecodeConfig,
-    point: &CapturePoint,
+    manifest: &Manifest,
     table: &mut FlowTable,
     report: ExtractReport,
     mut sink: impl FnMut(&Event),
 ) -> Result<ExtractReport, ExtractError> {
-    stream_events_jobs(capture, cfg, point, table, report, 0, |e| sink(e))
+    stream_events_jobs(capture, manifest, table, report, 0, |e| sink(e))
 }
 
 /// [`stream_events`] with records decoded on `workers` threads (0: on the calling thread).
@@ -1287,17 +1307,18 @@ pub fn stream_events(
 /// copy, built in place), so that passing it on needs no copy.
 pub fn stream_events_jobs(
     capture: &Path,
-    cfg: &DecodeConfig,
-    point: &CapturePoint,
+    manifest: &Manifest,
     table: &mut FlowTable,
     report: ExtractReport,
     workers: usize,
     mut sink: impl FnMut(&mut Event),
 ) -> Result<ExtractReport, ExtractError> {
+    let (cfg, point) = (&manifest.decode_config(), &manifest.capture_point);
+    let clock = manifest.mirror.clock;
     let mut reader = open_capture(capture)?;
     let mut report = report;
     report.host = point.host();
-    let mut a = Apply::new(table, report);
+    let mut a = Apply::new(table, report, clock);
     if workers == 0 {
         while let Some(rec) = reader.next_record() {
             match rec {

@@ -131,6 +131,7 @@ pub fn run(
             &m.decode_config(),
             host,
             m.network.link_rate_bps,
+            m.mirror.clock,
         )
     };
     let mut allowances = allow;

@@ -2,12 +2,16 @@
 //! resolution (measured per interface — the largest power of ten all its timestamps are
 //! multiples of — and the coarsest interface's kept) and the
 //! PFC pauses the host received (a paused sender is not slow). One streaming pass; memory is
-//! the pause intervals.
+//! the pause intervals. With `[mirror] clock = "switch"` the times are the switches' (the
+//! extraction's `SwitchClock`) and the resolution their stamps' unit.
 
 use std::net::IpAddr;
 
 use ccreplay_codecs::Packet;
 use ccreplay_codecs::capture::CaptureReader;
+
+use crate::extract::{Stamp, SwitchClock};
+use crate::manifest::MirrorClock;
 
 /// Pause time of one PFC quantum, in bit times (802.1Qbb).
 const QUANTUM_BITS: u64 = 512;
@@ -103,6 +107,7 @@ pub fn scan(
     cfg: &ccreplay_codecs::DecodeConfig,
     host: IpAddr,
     link_bps: u64,
+    clock: MirrorClock,
 ) -> TapFacts {
     let mut facts = TapFacts {
         resolution_ns: 1,
@@ -116,6 +121,7 @@ pub fn scan(
     let mut host_mac: Option<[u8; 6]> = None;
     // (time, source MAC, largest enabled pause quanta).
     let mut pfc: Vec<(u64, [u8; 6], u16)> = Vec::new();
+    let mut switch = (clock == MirrorClock::Switch).then(SwitchClock::default);
     while let Some(rec) = reader.next_record() {
         // A capture cut mid-record is the verdict's error (verdict::assess).
         let Ok(rec) = rec else { break };
@@ -128,6 +134,12 @@ pub fn scan(
         }
         facts.truncated += u64::from(rec.is_truncated());
         let p = Packet::from_record(&rec, cfg);
+        let t = match &mut switch {
+            Some(c) => c
+                .time(rec.ts_ns, &Stamp::of(p.mirror.as_ref()))
+                .unwrap_or(rec.ts_ns),
+            None => rec.ts_ns,
+        };
         let Some(eth) = p.eth else { continue };
         if let Some(f) = p.pfc {
             let q = (0..8)
@@ -135,7 +147,7 @@ pub fn scan(
                 .map(|c| f.quanta[c])
                 .max()
                 .unwrap_or(0);
-            pfc.push((rec.ts_ns, eth.src, q));
+            pfc.push((t, eth.src, q));
         } else if host_mac.is_none()
             && let Some(ip) = p.ip.as_ref()
             && ip.addrs.src() == host
@@ -143,7 +155,10 @@ pub fn scan(
             host_mac = Some(eth.src);
         }
     }
-    facts.resolution_ns = 10u64.pow(zeros.iter().copied().max().unwrap_or(0));
+    facts.resolution_ns = match switch.map(|c| c.report) {
+        Some(r) if r.clocks > 0 => r.unit_ns.max(1),
+        _ => 10u64.pow(zeros.iter().copied().max().unwrap_or(0)),
+    };
     let frames: Vec<(u64, u64)> = pfc
         .iter()
         .filter(|(_, src, _)| Some(*src) != host_mac)

@@ -290,7 +290,8 @@ struct TapOut {
 /// The encapsulation a `[[taps]]` entry's `mirror` asks for: from the mirroring switch
 /// 10.255.0.1 (02:00:00:00:ff:01) to the collector 10.255.0.2 (02:00:00:00:ff:02), the frames'
 /// own VLAN kept (ERSPAN II En 3), ERSPAN II index 1 / III Hw ID 1; GRE's sequence number
-/// counts the session's frames and ERSPAN III's timestamp is the frame's time in 100 ns.
+/// counts the session's frames and ERSPAN III's timestamp is the frame's exact time in 100 ns
+/// (the switch's clock; `ts_jitter_ns` and `ts_resolution_ns` are the collector's).
 fn tap_mirror(t: &TapSpec) -> Option<MirrorRepr> {
     let m = t.mirror.as_ref()?;
     Some(MirrorRepr {
@@ -365,7 +366,9 @@ impl TapOut {
         let frame = match &mut self.mirror {
             Some(m) => {
                 m.seq = self.packets as u32;
-                m.timestamp = (t / 100) as u32;
+                // The switch stamps the copy as it mirrors it: the jitter is the path to the
+                // collector and the collector's clock, not the switch's.
+                m.timestamp = (t_ns / 100) as u32;
                 self.wrapped.clear();
                 m.write(frame, &mut self.wrapped)
                     .map_err(|e| NetError::Tap(e.to_string()))?;

@@ -526,6 +526,23 @@ pub fn assess(trace: &Trace, model: &str, stats: &ReplayStats, opt: Strictness) 
     if let Some(c) = &r.mirror_conflict {
         out.push(mirror_conflict(trace, r.mirror_conflicts, c));
     }
+    // `[mirror] clock = "switch"` and events the switches did not time: two clocks in one run.
+    if let Some(c) = &r.switch_clock
+        && c.untimed > 0
+    {
+        let (frame, why) = c.first_untimed.clone().unwrap_or_default();
+        out.push(Finding::error(
+            format!(
+                "{name}: [mirror] clock = \"switch\", but {} event{} had no switch time (first: frame {frame}, {why}): they would be timed by the capture's clock, the others by the switch's",
+                n(c.untimed),
+                if c.untimed == 1 { "" } else { "s" },
+            ),
+            Some(format!(
+                "mirror the capture point's traffic as ERSPAN III (Gra 0, 1 or 2), or time every event by the capture: remove `clock = \"switch\"` from [mirror] in {}",
+                trace.manifest_path.display()
+            )),
+        ));
+    }
     // A dialect that damages packets, or leaves bytes unread, where another reads them whole.
     // With no decisions it got here only when the capture's early end took that error's hint
     // (else it was the hint, alone, above): it is still named.
