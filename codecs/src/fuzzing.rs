@@ -29,6 +29,12 @@ pub fn decode(data: &[u8], dialect: Dialect) {
     };
     let p = Packet::decode(frame, orig_len, start, &cfg);
     let _ = p.icrc_check();
+    // A mirroring switch's stamp, through a clock that saw the same copy a second earlier
+    // (an unwrap across the widest gap a record pair can claim).
+    let stamp = crate::mirror_clock::Stamp::of(p.mirror.as_ref());
+    let mut clock = crate::mirror_clock::SwitchClock::default();
+    let _ = clock.time(0, &stamp);
+    let _ = clock.time(u64::MAX - orig_len as u64, &stamp);
     if let Some(r) = &p.roce {
         let _ = (
             r.reth(),

@@ -14,6 +14,7 @@ pub mod frame;
 pub mod fuzzing;
 pub mod ib;
 pub mod mirror;
+pub mod mirror_clock;
 pub mod packet;
 pub mod pfc;
 pub mod shim;

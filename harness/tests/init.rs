@@ -11,8 +11,9 @@ use std::process::Command;
 
 use ccreplay::manifest::Manifest;
 
-const BUNDLED: [&str; 6] = [
+const BUNDLED: [&str; 7] = [
     "roce_dcqcn",
+    "roce_dcqcn_erspan",
     "hpcc_dumbbell",
     "hpcc_chain",
     "fncc_dumbbell",

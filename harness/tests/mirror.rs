@@ -537,3 +537,38 @@ fn the_switch_clock_needs_every_event_stamped(
         "{err}"
     );
 }
+
+/// `init` on a jittered collector's ERSPAN III capture sees the capture stray from the stamps
+/// by more than their unit and times the events by the switch: `[mirror] clock = "switch"`,
+/// and its link and RTT estimates are those of the port's capture at the switch's times. On the
+/// bundled roce_dcqcn_erspan (a collector with exact times) it keeps the capture's clock
+/// (harness/tests/init.rs).
+#[test]
+fn init_chooses_the_switch_clock_when_the_collector_jitters() {
+    let (dir, port) = (
+        Scratch::new("mirror-clock-init"),
+        Scratch::new("mirror-clock-init-port"),
+    );
+    let (lo, hi) = jittered("roce_dcqcn", &dir, &port);
+    let init = |d: &std::path::Path| {
+        let (code, out, err) = run(d, &["init", "roce_dcqcn.pcap", "-o", "-"]);
+        assert_eq!(code, 0, "{err}");
+        out
+    };
+    let (mirrored, at_port) = (init(&dir), init(&port));
+    assert!(
+        mirrored.contains(&format!(
+            "[mirror]\n# every RoCEv2 packet was mirrored as ERSPAN III, stamped by the switch in \
+             100 ns units;\n# the capture's times were {lo} to {hi} ns from those stamps \
+             (docs/manifest.md):\n# the path to the collector added jitter, so the switch's \
+             clock times the events\nclock = \"switch\"\n"
+        )),
+        "{mirrored}"
+    );
+    assert!(!at_port.contains("[mirror]"), "{at_port}");
+    let network = |m: &str| {
+        let start = m.find("[network]").unwrap();
+        m[start..start + m[start..].find("\n\n").unwrap()].to_string()
+    };
+    assert_eq!(network(&mirrored), network(&at_port));
+}

@@ -55,7 +55,12 @@ pub(crate) fn run(a: InitArgs) -> Result<u8, Failure> {
     if cfg.int.layout == ccreplay_codecs::shim::IntLayout::Grown {
         cfg.int.max_hops = 15;
     }
-    let survey = Survey::read(&a.capture, &cfg).map_err(unreadable)?;
+    let mut survey = Survey::read(&a.capture, &cfg, false).map_err(unreadable)?;
+    // Every RoCEv2 packet stamped by a mirroring switch, finer than a microsecond: the
+    // manifest times events by the switch (`[mirror] clock`), so the estimates do too.
+    if init::switch_clock(&survey) {
+        survey = Survey::read(&a.capture, &cfg, true).map_err(unreadable)?;
+    }
     let opts = InitOptions {
         models: a.models.clone(),
         params: a.params.clone(),

@@ -11,6 +11,7 @@ use std::net::IpAddr;
 use std::path::Path;
 
 use ccreplay_codecs::capture::{CaptureError, CaptureReader};
+use ccreplay_codecs::mirror_clock::{Stamp, SwitchClock, SwitchClockReport};
 use ccreplay_codecs::{DecodeConfig, Packet};
 
 /// One direction of RoCEv2 traffic: packets from `src` to `dst` with this DestQP.
@@ -86,6 +87,14 @@ pub struct Survey {
     pairs: HashMap<(Direction, Direction), u64>,
     /// A framing error that ended the capture early.
     pub capture_error: Option<String>,
+    /// RoCEv2 packets a switch mirrored with a timestamp that reads as a time (ERSPAN III,
+    /// Gra 0-2), and the coarsest unit of those stamps, ns.
+    pub stamped: u64,
+    /// See `stamped`.
+    pub stamp_unit_ns: u64,
+    /// The switches' clocks against the capture's (`capture_minus_switch_ns`: how far the
+    /// capture's times were from the stamps), whichever times the estimates use.
+    pub switch_clock: SwitchClockReport,
 }
 
 /// Most data timestamps kept for RTT pairing; the map restarts when full (the smallest delay
@@ -93,10 +102,17 @@ pub struct Survey {
 const MAX_PENDING: usize = 1 << 20;
 
 impl Survey {
-    /// Read the whole capture with `cfg`.
-    pub fn read(path: &Path, cfg: &DecodeConfig) -> Result<Survey, CaptureError> {
+    /// Read the whole capture with `cfg`; with `switch_clock`, times are the mirroring
+    /// switches' (codecs `mirror_clock`, as `[mirror] clock = "switch"` gives them to the
+    /// replay), else the capture's.
+    pub fn read(
+        path: &Path,
+        cfg: &DecodeConfig,
+        switch_clock: bool,
+    ) -> Result<Survey, CaptureError> {
         let mut reader = CaptureReader::open(path)?;
         let mut s = Survey::default();
+        let mut clock = SwitchClock::default();
         // (src, dst, psn) of a data packet → (DestQP, ts, sent more than once).
         let mut sent: HashMap<(IpAddr, IpAddr, u32), (u32, u64, bool)> = HashMap::new();
         // Last data frame per (src, dst): (ts, frame length).
@@ -111,6 +127,12 @@ impl Survey {
             };
             s.frames += 1;
             let p = Packet::from_record(&rec, cfg);
+            let stamp = Stamp::of(p.mirror.as_ref());
+            let switch_ts = clock.time(rec.ts_ns, &stamp);
+            let ts = match switch_ts {
+                Some(t) if switch_clock => t,
+                _ => rec.ts_ns,
+            };
             let (Some(roce), Some(ip)) = (p.roce.as_ref(), p.ip.as_ref()) else {
                 continue;
             };
@@ -118,6 +140,10 @@ impl Survey {
                 continue;
             }
             s.roce += 1;
+            if let Stamp::Timed { time, .. } = stamp {
+                s.stamped += 1;
+                s.stamp_unit_ns = s.stamp_unit_ns.max(time.unit_ns);
+            }
             let (src, dst) = (ip.addrs.src(), ip.addrs.dst());
             let op = roce.bth.opcode();
             let psn = roce.bth.psn();
@@ -138,11 +164,16 @@ impl Survey {
             if op.is_data() {
                 c.data += 1;
                 s.max_payload = s.max_payload.max(roce.payload_wire_len as u64);
-                let len = u64::from(rec.orig_len).max(rec.data.len() as u64);
-                if let Some((t0, len0)) = last_data.insert((src, dst), (rec.ts_ns, len))
-                    && rec.ts_ns > t0
+                // A mirrored frame's own length (its Ethernet header and IP packet), not the
+                // copy's with the encapsulation around it.
+                let len = match &p.mirror {
+                    Some(m) => ip.end.saturating_sub(m.inner) as u64,
+                    None => u64::from(rec.orig_len).max(rec.data.len() as u64),
+                };
+                if let Some((t0, len0)) = last_data.insert((src, dst), (ts, len))
+                    && ts > t0
                 {
-                    let gap = rec.ts_ns - t0;
+                    let gap = ts - t0;
                     // Per host link: a sender's data leaves on its link, a receiver's arrives.
                     for host in [src, dst] {
                         let e = s.min_gap.entry(host).or_insert((gap, len0));
@@ -158,7 +189,7 @@ impl Survey {
                 // Karn's rule: an ACK of a PSN sent twice may answer either copy, so a
                 // retransmitted PSN gives no RTT sample (go-back-N resends after losses).
                 let again = sent.contains_key(&(src, dst, psn));
-                sent.insert((src, dst, psn), (dir.dest_qp, rec.ts_ns, again));
+                sent.insert((src, dst, psn), (dir.dest_qp, ts, again));
             } else if op.is_ack() || op.is_cnp() {
                 if op.is_ack() {
                     c.acks += 1;
@@ -176,8 +207,8 @@ impl Survey {
                         dest_qp: data_qp,
                     };
                     *s.pairs.entry((data, dir)).or_default() += 1;
-                    if rec.ts_ns >= t && !again {
-                        let d = rec.ts_ns - t;
+                    if ts >= t && !again {
+                        let d = ts - t;
                         s.min_rtt = Some(match s.min_rtt {
                             Some((m, n)) => (m.min(d), n + 1),
                             None => (d, 1),
@@ -186,6 +217,7 @@ impl Survey {
                 }
             }
         }
+        s.switch_clock = clock.report;
         Ok(s)
     }
 

@@ -45,10 +45,10 @@ use ccreplay_codecs::packet::AckExt;
 use ccreplay_reference_cc::{Cause, Decision, Event, EventKind, FlowId, Outputs, State};
 
 use super::{Dut, DutError, DutSetup};
-use crate::extract::{Stamp, SwitchClock};
 use crate::manifest::MirrorClock;
 use crate::replay::Trace;
 use crate::verdict::n;
+use ccreplay_codecs::mirror_clock::{Stamp, SwitchClock};
 
 mod replies;
 

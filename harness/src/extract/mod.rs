@@ -34,7 +34,8 @@ use ccreplay_reference_cc::{Event, EventKind, FlowId};
 use crate::manifest::{CapturePoint, FlowSpec, Manifest, MirrorClock};
 
 mod mirror;
-pub use mirror::{Conflict, MirrorSource, Sources, Stamp, SwitchClock, SwitchClockReport};
+use ccreplay_codecs::mirror_clock::{Stamp, SwitchClock, SwitchClockReport};
+pub use mirror::{Conflict, MirrorSource, Sources};
 
 /// One flow as the harness numbers it.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -86,6 +86,22 @@ fn toml_str(s: &str) -> String {
     toml::Value::String(s.to_string()).to_string()
 }
 
+/// Every RoCEv2 packet carries a mirroring switch's ERSPAN III stamp.
+fn all_stamped(survey: &Survey) -> bool {
+    survey.roce > 0 && survey.stamped == survey.roce
+}
+
+/// True when the events should be timed by the mirroring switches' clocks: every RoCEv2
+/// packet is stamped, in units finer than a microsecond (Gra 0's 100 µs is coarser than any
+/// capture's clock), and the capture's times stray from the stamps by more than two of their
+/// units — more than an exact capture clock could (the stamps floor the time, and each clock's
+/// origin is its first copy's capture time): the path to the collector added its jitter.
+pub fn switch_clock(survey: &Survey) -> bool {
+    let (lo, hi) = survey.switch_clock.capture_minus_switch_ns;
+    let unit = survey.stamp_unit_ns;
+    all_stamped(survey) && unit < 1_000 && hi.saturating_sub(lo) >= 2 * unit as i64
+}
+
 /// The manifest text for `capture`; `capture_field` is what `capture =` says (its path from
 /// the manifest's folder).
 pub fn manifest_text(
@@ -336,6 +352,32 @@ pub fn manifest_text(
         }
     }
 
+    if all_stamped(survey) {
+        let (lo, hi) = survey.switch_clock.capture_minus_switch_ns;
+        line("[mirror]");
+        line(&format!(
+            "# every RoCEv2 packet was mirrored as ERSPAN III, stamped by the switch in {} ns units;",
+            n(survey.stamp_unit_ns)
+        ));
+        line(&format!(
+            "# the capture's times were {lo} to {hi} ns from those stamps (docs/manifest.md):"
+        ));
+        if switch_clock(survey) {
+            line(
+                "# the path to the collector added jitter, so the switch's clock times the events",
+            );
+            line("clock = \"switch\"");
+        } else if survey.stamp_unit_ns >= 1_000 {
+            line("# the stamps are coarser than the capture's clock, which times the events");
+            line("# clock = \"switch\"");
+        } else {
+            line(
+                "# as close as the stamps' unit allows: the capture's finer clock times the events",
+            );
+            line("# clock = \"switch\"");
+        }
+        line("");
+    }
     line("[source]");
     line("kind = \"captured\"");
     line("# generator = \"NIC or switch model, firmware, capture tool\"");

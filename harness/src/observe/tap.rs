@@ -10,8 +10,8 @@ use std::net::IpAddr;
 use ccreplay_codecs::Packet;
 use ccreplay_codecs::capture::CaptureReader;
 
-use crate::extract::{Stamp, SwitchClock};
 use crate::manifest::MirrorClock;
+use ccreplay_codecs::mirror_clock::{Stamp, SwitchClock};
 
 /// Pause time of one PFC quantum, in bit times (802.1Qbb).
 const QUANTUM_BITS: u64 = 512;
