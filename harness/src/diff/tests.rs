@@ -263,3 +263,60 @@ fn tolerances_and_state_on_request() {
     assert!("rate_bps=rel".parse::<Tolerance>().is_err());
     assert!("rate_bps=abs:-1".parse::<Tolerance>().is_err());
 }
+
+/// `--state all`: the reference's names, then the DUT's names the reference does not have,
+/// each once however often the DUT repeats it; a name only one side has is "absent" on the
+/// other and differs.
+#[test]
+fn state_all_compares_the_duts_own_names_once() {
+    const DUT_NAMES: &[&str] = &["W", "U", "V", "Q", "V"];
+    let r = [dec(0, 0, 1000, 0.5)];
+    let mut d = dec(0, 0, 1000, 0.5);
+    d.state = State::new(
+        DUT_NAMES,
+        &[
+            StateValue::U64(1000),
+            StateValue::F64(0.5),
+            StateValue::U64(7),
+            StateValue::U64(9),
+            StateValue::U64(8),
+        ],
+    );
+    let opts = DiffOptions {
+        state: StateCompare::All,
+        ..Default::default()
+    };
+    let rep = both(&r, &[d], &opts);
+    let first = rep.flows[0].first.as_ref().unwrap();
+    let fields: Vec<(&str, &str, &str)> = first
+        .fields
+        .iter()
+        .map(|f| (f.field.as_ref(), f.reference.as_str(), f.dut.as_str()))
+        .collect();
+    assert_eq!(
+        fields,
+        [("state.V", "absent", "7"), ("state.Q", "absent", "9")]
+    );
+    // Without `--state`, the same pair conforms (the outputs agree).
+    assert!(both(&r, &[d], &DiffOptions::default()).ok());
+}
+
+/// State values are compared bit for bit (docs/diff.md): 0.0 and -0.0 are equal as numbers but
+/// not the same value, so `--state` reports them (abs error 0); equal integers are not.
+#[test]
+fn state_floats_differ_by_their_bits() {
+    let r = [dec(0, 0, 1000, 0.0)];
+    let d = [dec(0, 0, 1000, -0.0)];
+    let opts = DiffOptions {
+        state: StateCompare::Fields(vec!["W".into(), "U".into()]),
+        ..Default::default()
+    };
+    let rep = both(&r, &d, &opts);
+    let f = &rep.flows[0].first.as_ref().unwrap().fields;
+    assert_eq!(f.len(), 1);
+    assert_eq!(
+        (f[0].field.as_ref(), f[0].reference.as_str(), f[0].dut.as_str()),
+        ("state.U", "0.0", "-0.0")
+    );
+    assert_eq!(f[0].abs_err, Some(0.0));
+}
