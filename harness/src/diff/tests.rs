@@ -315,8 +315,71 @@ fn state_floats_differ_by_their_bits() {
     let f = &rep.flows[0].first.as_ref().unwrap().fields;
     assert_eq!(f.len(), 1);
     assert_eq!(
-        (f[0].field.as_ref(), f[0].reference.as_str(), f[0].dut.as_str()),
+        (
+            f[0].field.as_ref(),
+            f[0].reference.as_str(),
+            f[0].dut.as_str()
+        ),
         ("state.U", "0.0", "-0.0")
     );
     assert_eq!(f[0].abs_err, Some(0.0));
+}
+
+/// A decision of the same event at another time: the `t` field differs by the gap, in ns.
+#[test]
+fn a_time_difference_is_its_gap() {
+    let r = [dec(0, 3, 1000, 0.5)];
+    let mut d = dec(0, 3, 1000, 0.5);
+    d.t_ns = r[0].t_ns + 250;
+    let rep = both(&r, &[d], &DiffOptions::default());
+    let f = &rep.flows[0].first.as_ref().unwrap().fields;
+    assert_eq!(
+        (
+            f[0].field.as_ref(),
+            f[0].reference.as_str(),
+            f[0].dut.as_str()
+        ),
+        ("t", "300", "550")
+    );
+    assert_eq!((f[0].abs_err, f[0].rel_err), (Some(250.0), None));
+}
+
+/// States of the same length and values under other names are not the same state: each name
+/// one side lacks is "absent" there.
+#[test]
+fn state_names_count_not_only_values() {
+    const OTHER: &[&str] = &["W", "X"];
+    let r = [dec(0, 0, 1000, 0.5)];
+    let mut d = dec(0, 0, 1000, 0.5);
+    d.state = State::new(OTHER, &[StateValue::U64(1000), StateValue::F64(0.5)]);
+    let opts = DiffOptions {
+        state: StateCompare::All,
+        ..Default::default()
+    };
+    let rep = both(&r, &[d], &opts);
+    let f = &rep.flows[0].first.as_ref().unwrap().fields;
+    let got: Vec<(&str, &str, &str)> = f
+        .iter()
+        .map(|f| (f.field.as_ref(), f.reference.as_str(), f.dut.as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        [("state.U", "0.5", "absent"), ("state.X", "absent", "0.5")]
+    );
+}
+
+/// A first divergence that is a decision the DUT did not make names it so.
+#[test]
+fn a_missing_first_divergence_says_so() {
+    let r = [dec(0, 0, 1000, 0.5), dec(0, 1, 1100, 0.5)];
+    let d = [dec(0, 1, 1100, 0.5)];
+    let rep = both(&r, &d, &DiffOptions::default());
+    let first = rep.flows[0].first.as_ref().unwrap();
+    assert!(first.dut.is_none());
+    let f: Vec<(&str, &str, &str)> = first
+        .fields
+        .iter()
+        .map(|f| (f.field.as_ref(), f.reference.as_str(), f.dut.as_str()))
+        .collect();
+    assert_eq!(f, [("decision", "present", "missing")]);
 }
