@@ -19,6 +19,17 @@ struct Wrap<'a> {
     cut: Option<usize>,
 }
 
+/// `x` with a comma every three digits from the right (how ccreplay's messages print counts).
+fn commas(x: i64) -> String {
+    let digits: Vec<char> = x.unsigned_abs().to_string().chars().rev().collect();
+    let grouped: Vec<String> = digits
+        .chunks(3)
+        .map(|c| c.iter().rev().collect())
+        .rev()
+        .collect();
+    format!("{}{}", if x < 0 { "-" } else { "" }, grouped.join(","))
+}
+
 /// The mirroring switch 10.9.0.1 (02:00:00:00:00:5a) sending to the collector 10.9.0.2: copy
 /// `seq` of `session` at `index` (ERSPAN III: Hw ID), stamped `timestamp` (III, in 100 ns).
 fn switch(kind: MirrorKind, session: u16, index: u32, seq: u32, timestamp: u32) -> MirrorRepr {
@@ -456,7 +467,8 @@ fn the_switch_clock_takes_the_collectors_jitter_out() {
     assert!(
         err.contains(&format!(
             "2,553 events timed by the mirroring switch's clock (ERSPAN III, 100 ns units); \
-             the capture's times were 0 to {hi} ns from them"
+             the capture's times were 0 to {} ns from them",
+            commas(hi)
         )),
         "{err}"
     );
@@ -554,9 +566,11 @@ fn init_chooses_the_switch_clock_when_the_collector_jitters() {
     assert!(
         mirrored.contains(&format!(
             "[mirror]\n# every RoCEv2 packet was mirrored as ERSPAN III, stamped by the switch in \
-             100 ns units;\n# the capture's times were {lo} to {hi} ns from those stamps \
+             100 ns units;\n# the capture's times were {} to {} ns from those stamps \
              (docs/manifest.md):\n# the path to the collector added jitter, so the switch's \
-             clock times the events\nclock = \"switch\"\n"
+             clock times the events\nclock = \"switch\"\n",
+            commas(lo),
+            commas(hi)
         )),
         "{mirrored}"
     );

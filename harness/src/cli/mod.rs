@@ -439,7 +439,7 @@ pub(crate) fn report_extraction(trace: &Trace, r: &ccreplay::extract::ExtractRep
     if let Some(c) = r.switch_clock.as_ref().filter(|c| c.timed > 0) {
         let (lo, hi) = c.capture_minus_switch_ns;
         note!(
-            "ccreplay: {cap}: {} event{} timed by the mirroring switch{} (ERSPAN III, {} ns units); the capture's times were {lo} to {hi} ns from them",
+            "ccreplay: {cap}: {} event{} timed by the mirroring switch{} (ERSPAN III, {} ns units); the capture's times were {} to {} ns from them",
             ccreplay::verdict::n(c.timed),
             plural(c.timed),
             if c.clocks == 1 {
@@ -447,7 +447,9 @@ pub(crate) fn report_extraction(trace: &Trace, r: &ccreplay::extract::ExtractRep
             } else {
                 format!("es' {} clocks", c.clocks)
             },
-            c.unit_ns,
+            ccreplay::verdict::n(c.unit_ns),
+            ccreplay::verdict::n_signed(lo),
+            ccreplay::verdict::n_signed(hi),
         );
     }
     if r.snaplen_cut > 0 {

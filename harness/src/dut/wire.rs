@@ -41,6 +41,7 @@ use std::net::IpAddr;
 
 use ccreplay_codecs::Packet;
 use ccreplay_codecs::capture::CaptureReader;
+use ccreplay_codecs::mirror_clock::{Stamp, SwitchClock};
 use ccreplay_codecs::packet::AckExt;
 use ccreplay_reference_cc::{Cause, Decision, Event, EventKind, FlowId, Outputs, State};
 
@@ -48,7 +49,6 @@ use super::{Dut, DutError, DutSetup};
 use crate::manifest::MirrorClock;
 use crate::replay::Trace;
 use crate::verdict::n;
-use ccreplay_codecs::mirror_clock::{Stamp, SwitchClock};
 
 mod replies;
 

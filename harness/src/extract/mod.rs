@@ -26,6 +26,7 @@ use std::path::Path;
 use ccreplay_codecs::DecodeConfig;
 use ccreplay_codecs::capture::{CaptureError, CaptureReader, Record};
 use ccreplay_codecs::ib::Syndrome;
+use ccreplay_codecs::mirror_clock::{Stamp, SwitchClock, SwitchClockReport};
 use ccreplay_codecs::packet::{AckExt, Packet, Roce, Shim};
 use ccreplay_codecs::shim::int::IntStack;
 use ccreplay_reference_cc::event::AckInfo;
@@ -34,7 +35,6 @@ use ccreplay_reference_cc::{Event, EventKind, FlowId};
 use crate::manifest::{CapturePoint, FlowSpec, Manifest, MirrorClock};
 
 mod mirror;
-use ccreplay_codecs::mirror_clock::{Stamp, SwitchClock, SwitchClockReport};
 pub use mirror::{Conflict, MirrorSource, Sources};
 
 /// One flow as the harness numbers it.

@@ -360,7 +360,9 @@ pub fn manifest_text(
             n(survey.stamp_unit_ns)
         ));
         line(&format!(
-            "# the capture's times were {lo} to {hi} ns from those stamps (docs/manifest.md):"
+            "# the capture's times were {} to {} ns from those stamps (docs/manifest.md):",
+            crate::verdict::n_signed(lo),
+            crate::verdict::n_signed(hi)
         ));
         if switch_clock(survey) {
             line(

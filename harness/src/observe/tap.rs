@@ -2,16 +2,16 @@
 //! resolution (measured per interface — the largest power of ten all its timestamps are
 //! multiples of — and the coarsest interface's kept) and the
 //! PFC pauses the host received (a paused sender is not slow). One streaming pass; memory is
-//! the pause intervals. With `[mirror] clock = "switch"` the times are the switches' (the
-//! extraction's `SwitchClock`) and the resolution their stamps' unit.
+//! the pause intervals. With `[mirror] clock = "switch"` the times are the switches' (codecs'
+//! `mirror_clock`, as the extraction reads them) and the resolution their stamps' unit.
 
 use std::net::IpAddr;
 
 use ccreplay_codecs::Packet;
 use ccreplay_codecs::capture::CaptureReader;
+use ccreplay_codecs::mirror_clock::{Stamp, SwitchClock};
 
 use crate::manifest::MirrorClock;
-use ccreplay_codecs::mirror_clock::{Stamp, SwitchClock};
 
 /// Pause time of one PFC quantum, in bit times (802.1Qbb).
 const QUANTUM_BITS: u64 = 512;

@@ -179,6 +179,15 @@ impl Accounting<'_> {
     }
 }
 
+/// A signed count with thousands separators: -1,234.
+pub fn n_signed(x: i64) -> String {
+    if x < 0 {
+        format!("-{}", n(x.unsigned_abs()))
+    } else {
+        n(x.unsigned_abs())
+    }
+}
+
 /// A count with thousands separators, as the messages print them.
 pub fn n(x: u64) -> String {
     let digits = x.to_string();
