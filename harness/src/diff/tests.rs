@@ -383,3 +383,37 @@ fn a_missing_first_divergence_says_so() {
         .collect();
     assert_eq!(f, [("decision", "present", "missing")]);
 }
+
+/// `--state all` on a pair whose outputs agree: an integer state value that differs, and
+/// states whose every name differs (the values alike), are each reported.
+#[test]
+fn state_all_reports_integers_and_renamed_values() {
+    const RENAMED: &[&str] = &["A", "B"];
+    let opts = DiffOptions {
+        state: StateCompare::All,
+        ..Default::default()
+    };
+    let fields = |d: Decision| {
+        let rep = both(&[dec(0, 0, 1000, 0.5)], &[d], &opts);
+        let first = rep.flows[0].first.clone().unwrap();
+        first
+            .fields
+            .iter()
+            .map(|f| format!("{} {} {}", f.field, f.reference, f.dut))
+            .collect::<Vec<_>>()
+    };
+    let mut w = dec(0, 0, 1000, 0.5);
+    w.state = State::new(NAMES, &[StateValue::U64(1001), StateValue::F64(0.5)]);
+    assert_eq!(fields(w), ["state.W 1000 1001"]);
+    let mut renamed = dec(0, 0, 1000, 0.5);
+    renamed.state = State::new(RENAMED, &[StateValue::U64(1000), StateValue::F64(0.5)]);
+    assert_eq!(
+        fields(renamed),
+        [
+            "state.W 1000 absent",
+            "state.U 0.5 absent",
+            "state.A absent 1000",
+            "state.B absent 0.5"
+        ]
+    );
+}
