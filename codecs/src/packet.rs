@@ -427,6 +427,18 @@ impl<'a> Packet<'a> {
         record_cut || self.mirror.is_some_and(|m| m.truncated())
     }
 
+    /// The frame's length on the wire where it was seen, from its record's original length
+    /// `orig_len`: that length itself, or for a mirrored copy the mirrored frame's (the
+    /// encapsulation around it is the collector's path, not the port's) — from its own IP
+    /// length when the switch cut the copy.
+    pub fn wire_len(&self, orig_len: usize) -> usize {
+        match (&self.mirror, &self.ip) {
+            (None, _) => orig_len,
+            (Some(m), Some(ip)) if m.truncated() => ip.end.saturating_sub(m.inner),
+            (Some(m), _) => orig_len.saturating_sub(m.inner),
+        }
+    }
+
     /// Recompute the ICRC and compare it with the one in the packet: `Some((computed, found))`,
     /// both as the big-endian read of the wire bytes; `None` when the packet carries no complete
     /// RoCEv2 payload (not RoCE, or cut before the ICRC).

@@ -519,3 +519,19 @@ fn the_subheader_widens_the_timestamp_when_its_platform_says_so() {
     );
     assert_eq!(header(1, 3, None), Err(SwitchTimeError::PlatformUnit));
 }
+
+/// The wire length of a mirrored copy is the mirrored frame's: record 1's data frame after
+/// its 50 bytes of outer Ethernet 14, IPv4 20, GRE 8 and ERSPAN II 8; record 6, the same frame
+/// cut by the switch to 60 bytes (T), from its own IPv4 length; a frame on its own, its length.
+#[test]
+fn a_copys_wire_length_is_the_mirrored_frames() {
+    let recs = records();
+    let whole = decode(&recs[0]);
+    let frame_len = recs[0].len() - 50;
+    assert_eq!(whole.wire_len(recs[0].len()), frame_len);
+    let cut = decode(&recs[5]);
+    assert_eq!(recs[5].len(), 50 + 60);
+    assert_eq!(cut.wire_len(recs[5].len()), frame_len);
+    let alone = decode(&recs[0][50..]);
+    assert_eq!(alone.wire_len(frame_len), frame_len);
+}

@@ -241,3 +241,119 @@ fn an_egress_mirror_alone_judges_what_its_packets_carry() {
         let _ = std::fs::remove_dir_all(p.parent().unwrap());
     }
 }
+
+/// Every capture in `from` (the taps of a simulated switch) as a collector receives the
+/// switch's ERSPAN III copies of it — stamped at the port's time in 100 ns (Gra 1), written at
+/// the port's time plus up to 20 µs of path jitter (Knuth's MMIX LCG), never going back, the
+/// first copy of each file at its stamp — into `mirrored`; and into `floored` the same
+/// captures with the switch's times (the port's floored to 100 ns: every file's first copy
+/// anchors the clock at its stamp). The setup and manifests are copied to both.
+fn mirror_taps(from: &Path, mirrored: &Path, floored: &Path) {
+    use ccreplay_codecs::capture::{CaptureReader, PcapWriter};
+    use ccreplay_codecs::mirror::{MirrorKind, MirrorRepr};
+    let mut rng = 0x5EEDu64;
+    for entry in std::fs::read_dir(from).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_owned();
+        if path.extension().is_some_and(|e| e == "toml") {
+            std::fs::copy(&path, mirrored.join(&name)).unwrap();
+            std::fs::copy(&path, floored.join(&name)).unwrap();
+            continue;
+        }
+        if path.extension().is_none_or(|e| e != "pcap") {
+            continue;
+        }
+        let mut r = CaptureReader::open(&path).unwrap();
+        let mut w = PcapWriter::create(mirrored.join(&name)).unwrap();
+        let mut f = PcapWriter::create(floored.join(&name)).unwrap();
+        let (mut buf, mut last, mut n) = (Vec::new(), 0u64, 0u32);
+        while let Some(rec) = r.next_record() {
+            let rec = rec.unwrap();
+            let (t, stamp) = (rec.ts_ns, rec.ts_ns / 100 * 100);
+            rng = rng
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            let collector = if n == 0 {
+                stamp
+            } else {
+                (t + (rng >> 33) % 20_001).max(last)
+            };
+            last = collector;
+            let repr = MirrorRepr {
+                kind: MirrorKind::ErspanIII,
+                src_mac: [2, 0, 0, 0, 0, 0x5a],
+                dst_mac: [2, 0, 0, 0, 0, 0xc0],
+                src_ip: [10, 9, 0, 1],
+                dst_ip: [10, 9, 0, 2],
+                ttl: 63,
+                key: None,
+                seq: n,
+                session: 5,
+                vlan: 0,
+                cos: 0,
+                truncated: false,
+                index: 1,
+                timestamp: (t / 100) as u32,
+            };
+            buf.clear();
+            repr.write(rec.data, &mut buf).unwrap();
+            w.write(collector, &buf).unwrap();
+            f.write(stamp, rec.data).unwrap();
+            n += 1;
+        }
+        w.flush().unwrap();
+        f.flush().unwrap();
+    }
+}
+
+/// A switch's taps mirrored to a collector over a jittery path (ERSPAN III, mirror_taps):
+/// with `[mirror] clock = "switch"` in the setup the judge reads them as the port's own
+/// captures at the switch's times — the same report, line for line, frame lengths included
+/// (a copy's length is its frame's, not the encapsulation's); by the collector's clock the
+/// correct switch's queue is misplaced and its marking judged wrong. A setup that asks for the
+/// switch's clock on captures of the port itself says what is missing (exit 2).
+#[test]
+fn mirrored_taps_timed_by_the_switch_read_as_the_port() {
+    let (dir, setup) = simulate(MARKING, "mirror", &[]);
+    let (mirrored, floored) = (
+        common::Scratch::new("switch-mirror-copies"),
+        common::Scratch::new("switch-mirror-floored"),
+    );
+    mirror_taps(&dir, &mirrored, &floored);
+    let name = setup.file_name().unwrap();
+    let judge = |folder: &Path| {
+        let (code, out, err) = ccreplay(&repo(), &["switch", folder.join(name).to_str().unwrap()]);
+        (
+            code,
+            out.replace(&format!("{}/", folder.display()), ""),
+            err,
+        )
+    };
+    let at_port = judge(&floored);
+    assert_eq!(at_port.0, 0, "{}{}", at_port.1, at_port.2);
+    let by_collector = judge(&mirrored);
+    let text = std::fs::read_to_string(mirrored.join(name)).unwrap();
+    std::fs::write(
+        mirrored.join(name),
+        format!("{text}\n[mirror]\nclock = \"switch\"\n"),
+    )
+    .unwrap();
+    let by_switch = judge(&mirrored);
+    assert_eq!(by_switch.1, at_port.1);
+    assert_eq!(by_switch.0, 0);
+    assert_eq!(by_collector.0, 1, "{}", by_collector.1);
+    assert!(by_collector.1.contains("DEVIATES"), "{}", by_collector.1);
+    // The port's own captures with the switch's clock asked for.
+    let text = std::fs::read_to_string(floored.join(name)).unwrap();
+    std::fs::write(
+        floored.join(name),
+        format!("{text}\n[mirror]\nclock = \"switch\"\n"),
+    )
+    .unwrap();
+    let (code, out, err) = judge(&floored);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        err.contains("[mirror] clock = \"switch\", but frame 1 has no switch time (captured on the port, not mirrored)"),
+        "{err}"
+    );
+}

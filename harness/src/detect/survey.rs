@@ -164,12 +164,8 @@ impl Survey {
             if op.is_data() {
                 c.data += 1;
                 s.max_payload = s.max_payload.max(roce.payload_wire_len as u64);
-                // A mirrored frame's own length (its Ethernet header and IP packet), not the
-                // copy's with the encapsulation around it.
-                let len = match &p.mirror {
-                    Some(m) => ip.end.saturating_sub(m.inner) as u64,
-                    None => u64::from(rec.orig_len).max(rec.data.len() as u64),
-                };
+                // A mirrored frame's own length, not the copy's with the encapsulation.
+                let len = p.wire_len((rec.orig_len as usize).max(rec.data.len())) as u64;
                 if let Some((t0, len0)) = last_data.insert((src, dst), (ts, len))
                     && ts > t0
                 {

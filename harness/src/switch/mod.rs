@@ -10,9 +10,10 @@
 //! ([`marking`], statistical), INT stamping against what the taps show ([`int`]: HPCC's records
 //! in data, FNCC's in the ACKs it forwards), PFC against its thresholds ([`pfc`]).
 //!
-//! Role: the `switch` command. It may use the codecs (to read the captures), the reference
-//! models' RED profile (`dcqcn::cp::marking_probability`) and the INT units of wire.md; it
-//! prints nothing (cli/switch.rs renders [`Verdict`]).
+//! Role: the `switch` command. It may use the codecs (to read the captures, and the mirroring
+//! switches' clocks), the reference models' RED profile (`dcqcn::cp::marking_probability`),
+//! the INT units of wire.md and the manifest's `[mirror]` section; it prints nothing
+//! (cli/switch.rs renders [`Verdict`]).
 
 pub mod int;
 pub mod marking;
@@ -61,6 +62,11 @@ pub struct Setup {
     /// The ingress taps.
     #[serde(default)]
     pub ingress: Vec<Ingress>,
+    /// Taps that are a switch's mirror sessions to a collector (docs/wire.md 2.1): the
+    /// manifest's `[mirror]` — `session`, and `clock = "switch"` to time the frames by the
+    /// ERSPAN III stamps instead of the collector's capture clock.
+    #[serde(default)]
+    pub mirror: crate::manifest::MirrorSection,
 }
 
 /// RED profile: `p = 0` up to Kmin, rising linearly to Pmax at Kmax, 1 above (DCQCN-1).

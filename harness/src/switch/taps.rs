@@ -12,8 +12,11 @@ use std::net::IpAddr;
 use std::path::Path;
 
 use ccreplay_codecs::capture::CaptureReader;
+use ccreplay_codecs::mirror_clock::{Stamp, SwitchClock};
 use ccreplay_codecs::shim::int::IntHop;
 use ccreplay_codecs::{DecodeConfig, Dialect, Packet};
+
+use crate::manifest::MirrorClock;
 
 use super::{Setup, SwitchError};
 
@@ -128,7 +131,38 @@ struct Frame {
     pfc: Option<u16>,
 }
 
-fn read(path: &Path, cfg: &DecodeConfig) -> Result<(Vec<Frame>, u64), SwitchError> {
+/// A record's time: the capture's, or with `[mirror] clock = "switch"` (`clock` given, one
+/// for all the setup's captures: one switch stamps them all) its mirroring switch's, which
+/// every record of those captures must carry.
+fn frame_time(
+    clock: &mut Option<SwitchClock>,
+    p: &Packet<'_>,
+    ts_ns: u64,
+    frame: u64,
+    path: &Path,
+) -> Result<u64, SwitchError> {
+    let Some(c) = clock else {
+        return Ok(ts_ns);
+    };
+    let stamp = Stamp::of(p.mirror.as_ref());
+    c.time(ts_ns, &stamp).ok_or_else(|| SwitchError::Capture {
+        path: path.to_path_buf(),
+        message: format!(
+            "[mirror] clock = \"switch\", but frame {frame} has no switch time ({}): mirror the taps as ERSPAN III, or remove `clock = \"switch\"` from the setup's [mirror]",
+            match stamp {
+                Stamp::NotMirrored => "captured on the port, not mirrored".to_string(),
+                Stamp::Untimed(e) => e.to_string(),
+                Stamp::Timed { .. } => "too many switch clocks".to_string(),
+            }
+        ),
+    })
+}
+
+fn read(
+    path: &Path,
+    cfg: &DecodeConfig,
+    clock: &mut Option<SwitchClock>,
+) -> Result<(Vec<Frame>, u64), SwitchError> {
     let err = |m: String| SwitchError::Capture {
         path: path.to_path_buf(),
         message: m,
@@ -140,8 +174,9 @@ fn read(path: &Path, cfg: &DecodeConfig) -> Result<(Vec<Frame>, u64), SwitchErro
         let rec = rec.map_err(|e| err(e.to_string()))?;
         let p = Packet::from_record(&rec, cfg);
         let mut f = Frame {
-            t: rec.ts_ns,
-            len: rec.orig_len,
+            t: frame_time(clock, &p, rec.ts_ns, rec.frame_number, path)?,
+            // A mirrored copy's own frame, not the encapsulation around it.
+            len: u32::try_from(p.wire_len(rec.orig_len as usize)).unwrap_or(u32::MAX),
             key: None,
             ecn: 0,
             int: None,
@@ -187,13 +222,17 @@ impl Port {
                 path: dir.join("switch.toml"),
                 message: format!("dialect: {e}"),
             })?;
-        let cfg = DecodeConfig::for_dialect(dialect);
+        let cfg = DecodeConfig {
+            mirror_session: setup.mirror.session,
+            ..DecodeConfig::for_dialect(dialect)
+        };
+        let mut clock = (setup.mirror.clock == MirrorClock::Switch).then(SwitchClock::default);
         let mut summary = Summary::default();
         // (time, +bytes / −bytes, order) events of the queue, and the arrivals by key.
         let mut arrivals: Vec<(Frame, usize)> = Vec::new();
         let mut pfc_sent = Vec::new();
         for (i, ing) in setup.ingress.iter().enumerate() {
-            let (frames, other) = read(&dir.join(&ing.capture), &cfg)?;
+            let (frames, other) = read(&dir.join(&ing.capture), &cfg, &mut clock)?;
             summary.ingress_frames += frames.len() as u64;
             summary.other += other;
             for f in frames {
@@ -212,7 +251,7 @@ impl Port {
         summary.pfc_sent = pfc_sent.len() as u64;
         // Arrivals in time order (stable: file order within a tap).
         arrivals.sort_by_key(|(f, _)| f.t);
-        let (egress, other) = read(&dir.join(setup.egress_capture()), &cfg)?;
+        let (egress, other) = read(&dir.join(setup.egress_capture()), &cfg, &mut clock)?;
         summary.egress_frames = egress.len() as u64;
         summary.other += other;
         let egress: Vec<Frame> = egress.into_iter().filter(|f| f.pfc.is_none()).collect();
@@ -370,11 +409,12 @@ impl Port {
             while let Some(rec) = r.next_record() {
                 let rec = rec.map_err(|e| err(e.to_string()))?;
                 let p = Packet::from_record(&rec, &cfg);
+                let t = frame_time(&mut clock, &p, rec.ts_ns, rec.frame_number, &path)?;
                 if let Some(hop) = p.roce.as_ref().and_then(|roce| {
                     let s = roce.int_stack()?;
                     s.hop(usize::from(s.n_hop().checked_sub(1)?))
                 }) {
-                    ack_records.push((rec.ts_ns, hop));
+                    ack_records.push((t, hop));
                 }
             }
         }
