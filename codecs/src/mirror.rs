@@ -227,13 +227,14 @@ impl ErspanInfo {
         let ts = u64::from(self.timestamp());
         // The subheader's last 32 bits, for the Platf IDs that put time there.
         let upper = |ids: &[u8]| {
-            self.platform
-                .filter(|&p| ids.contains(&((p >> 58) as u8)))
-                .map(|p| p & 0xFFFF_FFFF)
+            let id = self.platform_id()?;
+            ids.contains(&id)
+                .then(|| self.platform.unwrap_or(0) & 0xFFFF_FFFF)
         };
         match self.gra() {
             g @ (0 | 1) => {
                 let unit_ns = if g == 0 { 100_000 } else { 100 };
+                // (`|` joins disjoint bits: `ts` < 2^32.)
                 let wide = upper(&[3, 7]).and_then(|u| ((u << 32) | ts).checked_mul(unit_ns));
                 Ok(match wide {
                     Some(ns) => SwitchTime {

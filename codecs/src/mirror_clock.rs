@@ -242,6 +242,34 @@ mod tests {
         assert_eq!(c.report.capture_minus_switch_ns, (0, 40_000));
     }
 
+    /// The stamp taken nearest to the capture clock's estimate, ahead of it or behind: IEEE
+    /// 1588 nanoseconds without seconds (period 1 s), the first copy at ns 0.
+    #[test]
+    fn the_nearest_turn_of_the_stamp_is_taken() {
+        let period = Some(1_000_000_000);
+        // Capture: 300 µs later; switch: 100 µs later (the collector's path was slower).
+        let mut c = SwitchClock::default();
+        assert_eq!(
+            ev(&mut c, 10_000_000_000, timed(1, 0, 1, period), 1),
+            10_000_000_000
+        );
+        assert_eq!(
+            ev(&mut c, 10_000_300_000, timed(1, 100_000, 1, period), 2),
+            10_000_100_000
+        );
+        // Capture: 100 µs later; switch: 700 µs later (the first copy's path was slower).
+        let mut c = SwitchClock::default();
+        assert_eq!(
+            ev(&mut c, 5_000_000_000, timed(1, 200_000_000, 1, period), 1),
+            5_000_000_000
+        );
+        assert_eq!(
+            ev(&mut c, 5_000_100_000, timed(1, 200_700_000, 1, period), 2),
+            5_000_700_000
+        );
+        assert_eq!(c.report.capture_minus_switch_ns, (-600_000, 0));
+    }
+
     /// Each (switch, Hw ID) is its own clock with its own origin; a widened stamp is used as
     /// it is; an event without a stamp keeps its capture time and is counted, the first named.
     #[test]

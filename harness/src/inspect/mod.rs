@@ -475,8 +475,8 @@ fn write_mirror(o: &mut Rec<'_>, m: &Mirror) {
                 .flag(key!("erspan.direction"), e.direction())
                 .u(key!("erspan.gra"), e.gra())
                 .flag(key!("erspan.o"), e.o());
-            if let Some(plat) = e.platform {
-                o.u(key!("erspan.platid"), plat >> 58);
+            if let Some(id) = e.platform_id() {
+                o.u(key!("erspan.platid"), id);
             }
         }
     }

@@ -533,7 +533,7 @@ fn mirror<'p>(part: MirrorPart, m: &Mirror) -> Val<'p> {
         Direction if v3 => flag(e.direction()),
         Gra if v3 => U(e.gra().into()),
         O if v3 => flag(e.o()),
-        PlatId if v3 => e.platform.map_or(Absent, |x| U(x >> 58)),
+        PlatId if v3 => e.platform_id().map_or(Absent, |x| U(x.into())),
         _ => Absent,
     }
 }
