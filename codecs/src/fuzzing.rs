@@ -29,8 +29,8 @@ pub fn decode(data: &[u8], dialect: Dialect) {
     };
     let p = Packet::decode(frame, orig_len, start, &cfg);
     let _ = p.icrc_check();
-    // A mirroring switch's stamp, through a clock that saw the same copy a second earlier
-    // (an unwrap across the widest gap a record pair can claim).
+    // A mirroring switch's stamp, read twice by one clock: at capture time 0, then again at
+    // the latest time a record can claim (the unwrap across the widest gap).
     let stamp = crate::mirror_clock::Stamp::of(p.mirror.as_ref());
     let mut clock = crate::mirror_clock::SwitchClock::default();
     let _ = clock.time(0, &stamp);
