@@ -48,6 +48,15 @@ impl Stamp {
             },
         }
     }
+
+    /// Why a [`SwitchClock`] gave a record with this stamp no time.
+    pub fn why_untimed(&self) -> String {
+        match self {
+            Stamp::NotMirrored => "captured on the port, not mirrored".to_string(),
+            Stamp::Untimed(e) => e.to_string(),
+            Stamp::Timed { .. } => format!("more than {MAX_CLOCKS} switch clocks"),
+        }
+    }
 }
 
 /// One switch clock: its first copy's capture time fixes the origin, its stamps the intervals.
@@ -170,12 +179,7 @@ impl SwitchClock {
         }
         r.untimed += 1;
         if r.first_untimed.is_none() {
-            let why = match stamp {
-                Stamp::NotMirrored => "captured on the port, not mirrored".to_string(),
-                Stamp::Untimed(e) => e.to_string(),
-                Stamp::Timed { .. } => format!("more than {MAX_CLOCKS} switch clocks"),
-            };
-            r.first_untimed = Some((frame, why));
+            r.first_untimed = Some((frame, stamp.why_untimed()));
         }
     }
 }

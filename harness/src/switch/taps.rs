@@ -149,11 +149,7 @@ fn frame_time(
         path: path.to_path_buf(),
         message: format!(
             "[mirror] clock = \"switch\", but frame {frame} has no switch time ({}): mirror the taps as ERSPAN III, or remove `clock = \"switch\"` from the setup's [mirror]",
-            match stamp {
-                Stamp::NotMirrored => "captured on the port, not mirrored".to_string(),
-                Stamp::Untimed(e) => e.to_string(),
-                Stamp::Timed { .. } => "too many switch clocks".to_string(),
-            }
+            stamp.why_untimed()
         ),
     })
 }
