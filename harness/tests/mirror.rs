@@ -30,27 +30,6 @@ fn commas(x: i64) -> String {
     format!("{}{}", if x < 0 { "-" } else { "" }, grouped.join(","))
 }
 
-/// The mirroring switch 10.9.0.1 (02:00:00:00:00:5a) sending to the collector 10.9.0.2: copy
-/// `seq` of `session` at `index` (ERSPAN III: Hw ID), stamped `timestamp` (III, in 100 ns).
-fn switch(kind: MirrorKind, session: u16, index: u32, seq: u32, timestamp: u32) -> MirrorRepr {
-    MirrorRepr {
-        kind,
-        src_mac: [2, 0, 0, 0, 0, 0x5a],
-        dst_mac: [2, 0, 0, 0, 0, 0xc0],
-        src_ip: [10, 9, 0, 1],
-        dst_ip: [10, 9, 0, 2],
-        ttl: 63,
-        key: None,
-        seq,
-        session,
-        vlan: 0,
-        cos: 3,
-        truncated: false,
-        index,
-        timestamp,
-    }
-}
-
 /// `traces/NAME.pcap` wrapped packet by packet into `dir/NAME.pcap` (same times), with the
 /// trace's manifest beside it (plus `extra` lines). Returns the number of frames cut.
 fn mirror_trace(name: &str, dir: &std::path::Path, wrap: &Wrap<'_>, extra: &str) -> usize {
@@ -71,7 +50,7 @@ fn mirror_trace(name: &str, dir: &std::path::Path, wrap: &Wrap<'_>, extra: &str)
             let repr = MirrorRepr {
                 key: (n % 3 == 0).then_some(n),
                 truncated,
-                ..switch(kind, session, index, n, n)
+                ..common::mirroring_switch(kind, session, index, n, n)
             };
             buf.clear();
             repr.write(frame, &mut buf).unwrap();
@@ -419,7 +398,7 @@ fn jittered(name: &str, dir: &std::path::Path, port: &std::path::Path) -> (i64, 
         };
         last = collector;
         let delta = *delta.get_or_insert(collector - stamp(t));
-        let repr = switch(MirrorKind::ErspanIII, 5, 1, n, (t / 100) as u32);
+        let repr = common::mirroring_switch(MirrorKind::ErspanIII, 5, 1, n, (t / 100) as u32);
         buf.clear();
         repr.write(rec.data, &mut buf).unwrap();
         w.write(collector, &buf).unwrap();

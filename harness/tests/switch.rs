@@ -250,7 +250,7 @@ fn an_egress_mirror_alone_judges_what_its_packets_carry() {
 /// anchors the clock at its stamp). The setup and manifests are copied to both.
 fn mirror_taps(from: &Path, mirrored: &Path, floored: &Path) {
     use ccreplay_codecs::capture::{CaptureReader, PcapWriter};
-    use ccreplay_codecs::mirror::{MirrorKind, MirrorRepr};
+    use ccreplay_codecs::mirror::MirrorKind;
     let mut rng = 0x5EEDu64;
     for entry in std::fs::read_dir(from).unwrap() {
         let path = entry.unwrap().path();
@@ -279,22 +279,7 @@ fn mirror_taps(from: &Path, mirrored: &Path, floored: &Path) {
                 (t + (rng >> 33) % 20_001).max(last)
             };
             last = collector;
-            let repr = MirrorRepr {
-                kind: MirrorKind::ErspanIII,
-                src_mac: [2, 0, 0, 0, 0, 0x5a],
-                dst_mac: [2, 0, 0, 0, 0, 0xc0],
-                src_ip: [10, 9, 0, 1],
-                dst_ip: [10, 9, 0, 2],
-                ttl: 63,
-                key: None,
-                seq: n,
-                session: 5,
-                vlan: 0,
-                cos: 0,
-                truncated: false,
-                index: 1,
-                timestamp: (t / 100) as u32,
-            };
+            let repr = common::mirroring_switch(MirrorKind::ErspanIII, 5, 1, n, (t / 100) as u32);
             buf.clear();
             repr.write(rec.data, &mut buf).unwrap();
             w.write(collector, &buf).unwrap();

@@ -6,6 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use ccreplay_codecs::mirror::{MirrorKind, MirrorRepr};
+
 /// The repository root (the workspace, parent of harness/).
 pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -262,4 +264,31 @@ pub fn emitted_events(manifest: &str, dir: &Path, stem: &str) -> Vec<serde_json:
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
+}
+
+/// The mirroring switch 10.9.0.1 (02:00:00:00:00:5a) sending to the collector 10.9.0.2: copy
+/// `seq` of `session` at `index` (ERSPAN III: Hw ID), stamped `timestamp` (III, in 100 ns).
+pub fn mirroring_switch(
+    kind: MirrorKind,
+    session: u16,
+    index: u32,
+    seq: u32,
+    timestamp: u32,
+) -> MirrorRepr {
+    MirrorRepr {
+        kind,
+        src_mac: [2, 0, 0, 0, 0, 0x5a],
+        dst_mac: [2, 0, 0, 0, 0, 0xc0],
+        src_ip: [10, 9, 0, 1],
+        dst_ip: [10, 9, 0, 2],
+        ttl: 63,
+        key: None,
+        seq,
+        session,
+        vlan: 0,
+        cos: 3,
+        truncated: false,
+        index,
+        timestamp,
+    }
 }
