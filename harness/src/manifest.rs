@@ -453,6 +453,41 @@ models = [{ name = "dcqcn" }]
         }
     }
 
+    /// `[mirror]` as docs/manifest.md writes it; a clock it does not know is refused, named.
+    #[test]
+    fn mirror_takes_a_session_and_a_clock() {
+        let base = r#"
+dialect = "roce"
+capture_point = { kind = "sender", host = "10.0.0.1" }
+network = { link_rate_bps = 25_000_000_000, base_rtt_ns = 5_000, mtu_bytes = 1024 }
+models = [{ name = "dcqcn" }]
+"#;
+        let m = Manifest::parse(base, Path::new("t.toml")).unwrap();
+        assert!(m.mirror.is_empty());
+        assert_eq!(m.mirror.clock, MirrorClock::Capture);
+        let text = format!("{base}[mirror]\nsession = 5\nclock = \"switch\"\n");
+        let m = Manifest::parse(&text, Path::new("t.toml")).unwrap();
+        assert_eq!(
+            (m.mirror.session, m.mirror.clock),
+            (Some(5), MirrorClock::Switch)
+        );
+        assert!(!m.mirror.is_empty());
+        let only_clock = format!("{base}[mirror]\nclock = \"switch\"\n");
+        assert!(
+            !Manifest::parse(&only_clock, Path::new("t.toml"))
+                .unwrap()
+                .mirror
+                .is_empty()
+        );
+        let e = Manifest::parse(
+            &format!("{base}[mirror]\nclock = \"collector\"\n"),
+            Path::new("t.toml"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("collector") && e.contains("switch"), "{e}");
+    }
+
     #[test]
     fn parses_and_fills_network_params() {
         let m = Manifest::parse(GOOD, Path::new("t.toml")).unwrap();
