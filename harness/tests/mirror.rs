@@ -560,3 +560,48 @@ fn init_chooses_the_switch_clock_when_the_collector_jitters() {
     };
     assert_eq!(network(&mirrored), network(&at_port));
 }
+
+/// `init` on the sender trace mirrored twice (ERSPAN II sessions 5 and 6, every packet in
+/// both): it sees the same packets in two sessions, replays one — `[mirror] session = 5`, the
+/// lower of two equal counts — and its estimates are the port capture's (not the 0 ns between
+/// a packet and its copy); its try replays, and the manifest gives the port's decisions.
+#[test]
+fn init_replays_one_session_of_a_capture_mirrored_twice() {
+    let copies = [(MirrorKind::ErspanII, 5, 1), (MirrorKind::ErspanII, 6, 2)];
+    let (dir, manifest, _) = mirrored_twice("mirror-init-two-sessions", &copies);
+    std::fs::remove_file(&manifest).unwrap();
+    let (code, _, err) = run(&dir, &["init", "roce_dcqcn.pcap"]);
+    assert_eq!(code, 0, "{err}");
+    let made = std::fs::read_to_string(&manifest).unwrap();
+    assert!(
+        made.contains(
+            "[mirror]\n# the same packets were mirrored by more than one ERSPAN session: \
+             5 (2,553 RoCEv2 packets), 6 (2,553 RoCEv2 packets);\n# each packet would replay \
+             once per copy, so session 5's are replayed (set another to replay its)\nsession = 5\n"
+        ),
+        "{made}"
+    );
+    // The estimates of the port's own capture.
+    let port = Scratch::new("mirror-init-two-sessions-port");
+    std::fs::copy(
+        repo().join("traces/roce_dcqcn.pcap"),
+        port.join("roce_dcqcn.pcap"),
+    )
+    .unwrap();
+    let (code, _, err) = run(&port, &["init", "roce_dcqcn.pcap"]);
+    assert_eq!(code, 0, "{err}");
+    let at_port = std::fs::read_to_string(port.join("roce_dcqcn.toml")).unwrap();
+    let section = |m: &str, name: &str| {
+        let start = m.find(name).unwrap();
+        m[start..start + m[start..].find("\n\n").unwrap()].to_string()
+    };
+    for name in ["[network]", "[capture_point]", "[[flows]]"] {
+        assert_eq!(section(&made, name), section(&at_port, name), "{name}");
+    }
+    replay(&manifest, &dir.join("one.jsonl"));
+    replay(&port.join("roce_dcqcn.toml"), &dir.join("port.jsonl"));
+    assert!(
+        std::fs::read(dir.join("one.jsonl")).unwrap()
+            == std::fs::read(dir.join("port.jsonl")).unwrap()
+    );
+}

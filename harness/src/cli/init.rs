@@ -56,10 +56,23 @@ pub(crate) fn run(a: InitArgs) -> Result<u8, Failure> {
         cfg.int.max_hops = 15;
     }
     let mut survey = Survey::read(&a.capture, &cfg, false).map_err(unreadable)?;
+    // The capture read again as the manifest will have it replayed; the sessions seen in the
+    // whole capture kept for the manifest's comment.
+    let again = |survey: &Survey, cfg: &ccreplay_codecs::DecodeConfig, switch_clock: bool| {
+        let mut s = Survey::read(&a.capture, cfg, switch_clock).map_err(unreadable)?;
+        (s.sessions, s.copied) = (survey.sessions.clone(), survey.copied.clone());
+        Ok::<_, Failure>(s)
+    };
+    // The same packets mirrored by several sessions: the estimates from one session's copies
+    // (another's copy of a packet would sit 0 ns from it).
+    if let Some(session) = init::chosen_session(&survey) {
+        cfg.mirror_session = Some(session);
+        survey = again(&survey, &cfg, false)?;
+    }
     // Every RoCEv2 packet stamped by a mirroring switch, finer than a microsecond: the
     // manifest times events by the switch (`[mirror] clock`), so the estimates do too.
     if init::switch_clock(&survey) {
-        survey = Survey::read(&a.capture, &cfg, true).map_err(unreadable)?;
+        survey = again(&survey, &cfg, true)?;
     }
     let opts = InitOptions {
         models: a.models.clone(),

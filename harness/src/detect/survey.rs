@@ -95,7 +95,17 @@ pub struct Survey {
     /// The switches' clocks against the capture's (`capture_minus_switch_ns`: how far the
     /// capture's times were from the stamps), whichever times the estimates use.
     pub switch_clock: SwitchClockReport,
+    /// RoCEv2 packets per ERSPAN session (`None`: captured on the port, or mirrored without a
+    /// session: ERSPAN I, gretap).
+    pub sessions: BTreeMap<Option<u16>, u64>,
+    /// The same packet (addresses, DestQP, PSN, opcode) seen in two sessions — mirrored twice:
+    /// (the session it was first seen in, the other) → packets, among the first
+    /// [`MAX_IDENTITIES`] packets of the capture.
+    pub copied: BTreeMap<(Option<u16>, Option<u16>), u64>,
 }
+
+/// Packets remembered to find copies of them in another session.
+pub const MAX_IDENTITIES: usize = 1 << 16;
 
 /// Most data timestamps kept for RTT pairing; the map restarts when full (the smallest delay
 /// is found among the pairs that fit).
@@ -117,6 +127,9 @@ impl Survey {
         let mut sent: HashMap<(IpAddr, IpAddr, u32), (u32, u64, bool)> = HashMap::new();
         // Last data frame per (src, dst): (ts, frame length).
         let mut last_data: HashMap<(IpAddr, IpAddr), (u64, u64)> = HashMap::new();
+        // A packet's identity → the session it was first seen in.
+        type Identity = (IpAddr, IpAddr, u32, u32, u8);
+        let mut first_session: HashMap<Identity, Option<u16>> = HashMap::new();
         while let Some(rec) = reader.next_record() {
             let rec = match rec {
                 Ok(r) => r,
@@ -152,6 +165,22 @@ impl Survey {
                 dst,
                 dest_qp: roce.bth.dest_qp(),
             };
+            let session = p
+                .mirror
+                .as_ref()
+                .and_then(|m| m.erspan.map(|e| e.span_id()));
+            *s.sessions.entry(session).or_default() += 1;
+            let id = (src, dst, dir.dest_qp, psn, op.0);
+            match first_session.get(&id) {
+                Some(&first) if first != session => {
+                    *s.copied.entry((first, session)).or_default() += 1;
+                }
+                Some(_) => {}
+                None if first_session.len() < MAX_IDENTITIES => {
+                    first_session.insert(id, session);
+                }
+                None => {}
+            }
             *s.ips.entry(src).or_default() += 1;
             if dst != src {
                 *s.ips.entry(dst).or_default() += 1;

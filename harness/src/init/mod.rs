@@ -86,6 +86,28 @@ fn toml_str(s: &str) -> String {
     toml::Value::String(s.to_string()).to_string()
 }
 
+/// The ERSPAN session `init` replays when the capture holds the same packets mirrored by
+/// several sessions (each would replay once per copy, the verdict's error): the one with the
+/// most RoCEv2 packets, the lowest on a tie. None when no packet came twice, or when a copy
+/// was the port's own or had no session — which `[mirror] session` cannot leave out (the
+/// replay's error then says how to keep one copy).
+pub fn chosen_session(survey: &Survey) -> Option<u16> {
+    if survey.copied.is_empty()
+        || survey
+            .copied
+            .keys()
+            .any(|(a, b)| a.is_none() || b.is_none())
+    {
+        return None;
+    }
+    survey
+        .sessions
+        .iter()
+        .filter_map(|(s, n)| Some(((*s)?, *n)))
+        .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))
+        .map(|(s, _)| s)
+}
+
 /// Every RoCEv2 packet carries a mirroring switch's ERSPAN III stamp.
 fn all_stamped(survey: &Survey) -> bool {
     survey.roce > 0 && survey.stamped == survey.roce
@@ -352,9 +374,31 @@ pub fn manifest_text(
         }
     }
 
+    let session = chosen_session(survey);
+    if let Some(chosen) = session {
+        line("[mirror]");
+        let list: Vec<String> = survey
+            .sessions
+            .iter()
+            .filter_map(|(s, c)| Some(format!("{} ({} RoCEv2 packets)", (*s)?, n(*c))))
+            .collect();
+        line(&format!(
+            "# the same packets were mirrored by more than one ERSPAN session: {};",
+            list.join(", ")
+        ));
+        line(&format!(
+            "# each packet would replay once per copy, so session {chosen}'s are replayed (set another to replay its)"
+        ));
+        line(&format!("session = {chosen}"));
+        if !all_stamped(survey) {
+            line("");
+        }
+    }
     if all_stamped(survey) {
         let (lo, hi) = survey.switch_clock.capture_minus_switch_ns;
-        line("[mirror]");
+        if session.is_none() {
+            line("[mirror]");
+        }
         line(&format!(
             "# every RoCEv2 packet was mirrored as ERSPAN III, stamped by the switch in {} ns units;",
             n(survey.stamp_unit_ns)
