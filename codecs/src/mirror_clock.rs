@@ -69,6 +69,8 @@ struct Clock {
     /// The last copy's switch time (unwrapped) and capture time, ns.
     last_switch: i128,
     last_capture: i128,
+    /// The last copy's unwrapped time minus its stamp: the turns of a wrapping stamp so far.
+    turn: i128,
 }
 
 /// At most this many clocks are kept; copies of more are untimed.
@@ -139,6 +141,7 @@ impl SwitchClock {
                 offset: capture - raw,
                 last_switch: raw,
                 last_capture: capture,
+                turn: 0,
             });
             r.clocks += 1;
             return Some(capture_ns);
@@ -148,19 +151,28 @@ impl SwitchClock {
             None => raw,
             Some(p) => {
                 // The representative of `raw` modulo the period nearest to what the capture
-                // clock says elapsed.
+                // clock says elapsed (the lower of two as near): `now - expected` in
+                // [-p/2, p/2) (p is even).
                 let p = i128::from(p);
                 let expected = c.last_switch + (capture - c.last_capture);
-                let lo = raw + (expected - raw).div_euclid(p) * p;
-                if expected - lo <= lo + p - expected {
-                    lo
-                } else {
-                    lo + p
+                // From the last stamp's turn: a step or two for the usual gap, a division
+                // only for a gap of periods.
+                let mut now = c.turn + raw;
+                if (now - expected).abs() > 4 * p {
+                    now = raw + (expected - raw).div_euclid(p) * p;
                 }
+                while 2 * (now - expected) >= p {
+                    now -= p;
+                }
+                while 2 * (now - expected) < -p {
+                    now += p;
+                }
+                now
             }
         };
         c.last_switch = now;
         c.last_capture = capture;
+        c.turn = now - raw;
         let t = (now + c.offset).clamp(0, i128::from(u64::MAX));
         let d = (capture - t).clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64;
         let (lo, hi) = &mut r.capture_minus_switch_ns;
