@@ -649,3 +649,62 @@ fn snaplen_cut_capture_replays_like_the_full_one() {
     assert_eq!(bytes, 1000);
     assert_eq!(decisions(&cut, 1), decisions(&full, 1));
 }
+
+/// Two QPs of 10.0.0.1 sending to the same peer (neither the manifest nor the IP pair can
+/// pair them): each ACK direction goes to the flow whose PSNs it acknowledges — flow A from PSN
+/// 0xFFFFF0 through the 24-bit wrap to 0x21, flow B from 0x100 (C-2 serial arithmetic).
+#[test]
+fn two_qps_to_one_peer_pair_by_psn_continuity() {
+    let dir = tmpdir("psn-continuity");
+    let mut w = PcapWriter::create(dir.join("two.pcap")).unwrap();
+    let mut t = 1_700_000_000_000_000_000u64;
+    let peer = [10, 0, 1, 1];
+    // (data DestQP, ACK DestQP, first PSN)
+    let flows = [(0x100u32, 0x10u32, 0xFF_FFF0u32), (0x101, 0x11, 0x100)];
+    for r in 0..50u32 {
+        for &(qp, _, first) in &flows {
+            let data = BthRepr {
+                opcode: Opcode::RC_WRITE_MIDDLE,
+                dest_qp: qp,
+                psn: first.wrapping_add(r) & 0xFF_FFFF,
+                ..Default::default()
+            };
+            w.write(t, &frame(SENDER, peer, data, IntStack::new(), None, 1000))
+                .unwrap();
+            t += 80;
+        }
+        for &(_, ack_qp, first) in &flows {
+            let ack = BthRepr {
+                opcode: Opcode::RC_ACK,
+                dest_qp: ack_qp,
+                psn: first.wrapping_add(r) & 0xFF_FFFF,
+                ..Default::default()
+            };
+            let aeth = Some(AethRepr {
+                syndrome: 0x1F,
+                msn: r,
+            });
+            w.write(t, &frame(peer, SENDER, ack, IntStack::new(), aeth, 0))
+                .unwrap();
+            t += 80;
+        }
+    }
+    w.flush().unwrap();
+    // The manifest of an hpcc sender at 10.0.0.1 (with a capture of its own, not read here).
+    let manifest = write_hpcc_trace(&dir, "unused", 1, 1, "");
+    let m = ccreplay::manifest::Manifest::load(&manifest).unwrap();
+    let (table, report) = ccreplay::extract::build_flow_table(&dir.join("two.pcap"), &m).unwrap();
+    let got: Vec<_> = table
+        .flows
+        .iter()
+        .map(|f| (f.remote_qp, f.local_qp, f.paired_by))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (Some(0x100), Some(0x10), "psn continuity"),
+            (Some(0x101), Some(0x11), "psn continuity")
+        ]
+    );
+    assert!(report.unpaired_acks.is_empty());
+}
