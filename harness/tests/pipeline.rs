@@ -182,6 +182,11 @@ remote_qp = 0x101
     assert_eq!(table.flows[1].local_qp, Some(0x99));
     assert_eq!(report.unpaired_acks.len(), 1);
     assert_eq!(report.unpaired_acks[0].1, 0x11);
+    // The same pairing in one pass (as replay takes it): flows numbered 0, 1 in order of
+    // their first packet — the ids DUTs are given.
+    let (table, _) = replay::for_each_event(&trace, |_| {}).unwrap();
+    let ids: Vec<(u32, Option<u32>)> = table.flows.iter().map(|f| (f.id, f.remote_qp)).collect();
+    assert_eq!(ids, [(0, Some(0x100)), (1, Some(0x101))]);
 }
 
 #[test]
