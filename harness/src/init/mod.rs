@@ -108,6 +108,27 @@ pub fn chosen_session(survey: &Survey) -> Option<u16> {
         .map(|(s, _)| s)
 }
 
+/// The end of `[mirror]` for a capture whose every packet is stamped: why this clock, and the
+/// `clock` key (commented out when the capture's clock is kept).
+fn clock_lines(survey: &Survey) -> [&'static str; 2] {
+    if switch_clock(survey) {
+        [
+            "# the path to the collector added jitter, so the switch's clock times the events",
+            "clock = \"switch\"",
+        ]
+    } else if survey.stamp_unit_ns >= 1_000 {
+        [
+            "# the stamps are coarser than the capture's clock, which times the events",
+            "# clock = \"switch\"",
+        ]
+    } else {
+        [
+            "# as close as the stamps' unit allows: the capture's finer clock times the events",
+            "# clock = \"switch\"",
+        ]
+    }
+}
+
 /// Every RoCEv2 packet carries a mirroring switch's ERSPAN III stamp.
 fn all_stamped(survey: &Survey) -> bool {
     survey.roce > 0 && survey.stamped == survey.roce
@@ -408,19 +429,8 @@ pub fn manifest_text(
             crate::verdict::n_signed(lo),
             crate::verdict::n_signed(hi)
         ));
-        if switch_clock(survey) {
-            line(
-                "# the path to the collector added jitter, so the switch's clock times the events",
-            );
-            line("clock = \"switch\"");
-        } else if survey.stamp_unit_ns >= 1_000 {
-            line("# the stamps are coarser than the capture's clock, which times the events");
-            line("# clock = \"switch\"");
-        } else {
-            line(
-                "# as close as the stamps' unit allows: the capture's finer clock times the events",
-            );
-            line("# clock = \"switch\"");
+        for l in clock_lines(survey) {
+            line(l);
         }
         line("");
     }
@@ -462,6 +472,37 @@ fn t_push(line: &mut impl FnMut(&str), text: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The switch's clock when every packet is stamped finer than 1 µs and the capture strays
+    /// from the stamps by two of their units or more; a comment saying why otherwise.
+    #[test]
+    fn the_switch_clock_is_chosen_by_the_spread() {
+        let survey = |roce: u64, stamped: u64, unit: u64, lo: i64, hi: i64| {
+            let mut s = Survey::default();
+            (s.roce, s.stamped, s.stamp_unit_ns) = (roce, stamped, unit);
+            s.switch_clock.capture_minus_switch_ns = (lo, hi);
+            s
+        };
+        // 100 ns stamps: a spread of 199 ns is what flooring to them allows, 200 is not.
+        assert!(!switch_clock(&survey(10, 10, 100, -50, 149)));
+        assert!(switch_clock(&survey(10, 10, 100, -50, 150)));
+        assert_eq!(
+            clock_lines(&survey(10, 10, 100, -50, 150))[1],
+            "clock = \"switch\""
+        );
+        assert!(clock_lines(&survey(10, 10, 100, -50, 149))[0].starts_with("# as close as"));
+        // One packet without a stamp, or none at all: the capture's clock.
+        assert!(!switch_clock(&survey(10, 9, 100, 0, 50_000)));
+        assert!(!switch_clock(&survey(0, 0, 0, 0, 0)));
+        // 100 µs stamps are coarser than any capture's clock, whatever the spread.
+        assert!(!switch_clock(&survey(10, 10, 100_000, 0, 900_000)));
+        assert!(
+            clock_lines(&survey(10, 10, 100_000, 0, 900_000))[0]
+                .starts_with("# the stamps are coarser")
+        );
+        // IEEE 1588 stamps (1 ns): 2 ns of spread already says the collector added some.
+        assert!(switch_clock(&survey(10, 10, 1, 0, 2)));
+    }
 
     #[test]
     fn params_are_toml_values_with_an_optional_model() {
