@@ -522,6 +522,8 @@ fn the_switch_clock_needs_every_event_stamped(
         err.contains("remove `clock = \"switch\"` from [mirror]"),
         "{err}"
     );
+    // No event was timed by a switch: no note says any was.
+    assert!(!err.contains("timed by the mirroring switch"), "{err}");
 }
 
 /// `init` on a jittered collector's ERSPAN III capture sees the capture stray from the stamps
