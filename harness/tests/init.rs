@@ -260,3 +260,33 @@ fn init_refuses_bad_parameters_and_empty_captures() {
         assert!(!dir.join(format!("{name}.toml")).exists(), "{name}");
     }
 }
+
+/// A capture with microsecond timestamps of a 25 Gbps sender (data frames 340 ns apart, so
+/// several share a microsecond): the link rate is measured between two data frames whose
+/// times differ — never 0 ns apart, never an infinite rate.
+#[test]
+fn frames_that_share_a_timestamp_do_not_measure_the_link() {
+    use ccreplay_codecs::capture::{CaptureReader, PcapWriter};
+    let dir = alone("roce_dcqcn", "us");
+    let pcap = dir.join("roce_dcqcn.pcap");
+    let mut r = CaptureReader::open(repo().join("traces/roce_dcqcn.pcap")).unwrap();
+    let mut w = PcapWriter::create(&pcap).unwrap();
+    let mut shared = 0;
+    let mut last = u64::MAX;
+    while let Some(rec) = r.next_record() {
+        let rec = rec.unwrap();
+        let t = rec.ts_ns / 1_000 * 1_000;
+        shared += usize::from(t == last);
+        last = t;
+        w.write(t, rec.data).unwrap();
+    }
+    w.flush().unwrap();
+    assert!(shared > 100, "{shared}");
+    let (code, out, err) = run(&dir, &["init", "roce_dcqcn.pcap", "-o", "-"]);
+    assert_eq!(code, 0, "{err}");
+    let text = String::from_utf8(out).unwrap();
+    assert!(
+        text.contains("# measured: two data frames 1000 ns apart"),
+        "{text}"
+    );
+}
