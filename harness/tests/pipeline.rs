@@ -713,3 +713,29 @@ fn two_qps_to_one_peer_pair_by_psn_continuity() {
     );
     assert!(report.unpaired_acks.is_empty());
 }
+
+/// The flow table a DUT's hello lists, at a switch port (traces/dcqcn_cp: the egress mirror of
+/// sw0's port to h3): each flow's local IP is its sender's, as tshark 4.0 reads the capture
+/// with contrib/wireshark/ccreplay.lua and `-o ccreplay.dialect:hpcc` (`ip.src`, `ip.dst`,
+/// `infiniband.bth.destqp`: 10.0.0.1 / .2 / .3 to 10.0.0.4, DestQP 0x200001 / 2 / 3, 178, 146
+/// and 129 packets, in order of first packet).
+#[test]
+fn a_switch_ports_flows_name_their_senders() {
+    let trace = Trace::load(&common::repo().join("traces/dcqcn_cp.toml")).unwrap();
+    let (table, _) = ccreplay::events_in::flow_table(&trace).unwrap();
+    let got: Vec<(String, String, Option<u32>)> = table
+        .flows
+        .iter()
+        .map(|f| (f.local_ip.to_string(), f.remote_ip.to_string(), f.remote_qp))
+        .collect();
+    let want: Vec<(String, String, Option<u32>)> = (1..=3)
+        .map(|i| {
+            (
+                format!("10.0.0.{i}"),
+                "10.0.0.4".into(),
+                Some(0x20_0000 + i),
+            )
+        })
+        .collect();
+    assert_eq!(got, want);
+}
