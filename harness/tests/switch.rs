@@ -326,6 +326,20 @@ fn mirrored_taps_timed_by_the_switch_read_as_the_port() {
     let by_switch = judge(&mirrored);
     assert_eq!(by_switch.1, at_port.1);
     assert_eq!(by_switch.0, 0);
+    // `[mirror] session` reads that session's copies only: session 5 is the port's report,
+    // session 6 (none of the copies) has no data packet to judge (exit 2).
+    for (session, code) in [(5, 0), (6, 2)] {
+        std::fs::write(
+            mirrored.join(name),
+            format!("{text}\n[mirror]\nsession = {session}\nclock = \"switch\"\n"),
+        )
+        .unwrap();
+        let (got, out, err) = judge(&mirrored);
+        assert_eq!(got, code, "session {session}: {out}{err}");
+        if session == 5 {
+            assert_eq!(out, at_port.1);
+        }
+    }
     assert_eq!(by_collector.0, 1, "{}", by_collector.1);
     assert!(by_collector.1.contains("DEVIATES"), "{}", by_collector.1);
     // The port's own captures with the switch's clock asked for.
