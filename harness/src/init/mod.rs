@@ -136,8 +136,8 @@ fn all_stamped(survey: &Survey) -> bool {
 
 /// True when the events should be timed by the mirroring switches' clocks: every RoCEv2
 /// packet is stamped, in units finer than a microsecond (Gra 0's 100 µs is coarser than any
-/// capture's clock), and the capture's times stray from the stamps by more than two of their
-/// units — more than an exact capture clock could (the stamps floor the time, and each clock's
+/// capture's clock), and the capture's times stray from the stamps by two of their units or
+/// more — more than an exact capture clock could (the stamps floor the time, and each clock's
 /// origin is its first copy's capture time): the path to the collector added its jitter.
 pub fn switch_clock(survey: &Survey) -> bool {
     let (lo, hi) = survey.switch_clock.capture_minus_switch_ns;
