@@ -228,8 +228,8 @@ impl ErspanInfo {
         // The subheader's last 32 bits, for the Platf IDs that put time there.
         let upper = |ids: &[u8]| {
             let id = self.platform_id()?;
-            ids.contains(&id)
-                .then(|| self.platform.unwrap_or(0) & 0xFFFF_FFFF)
+            let low = self.platform? & 0xFFFF_FFFF;
+            ids.contains(&id).then_some(low)
         };
         match self.gra() {
             g @ (0 | 1) => {

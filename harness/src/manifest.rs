@@ -420,14 +420,17 @@ seed = 7
 "#;
 
     /// The smallest manifest: docs/manifest.md's required keys, nothing else.
-    #[test]
-    fn source_is_optional_and_means_captured() {
-        let text = r#"
+    const SMALLEST: &str = r#"
 dialect = "roce"
 capture_point = { kind = "sender", host = "10.0.0.1" }
 network = { link_rate_bps = 25_000_000_000, base_rtt_ns = 5_000, mtu_bytes = 1024 }
 models = [{ name = "dcqcn" }]
 "#;
+
+    /// What [`SMALLEST`] leaves out is optional.
+    #[test]
+    fn source_is_optional_and_means_captured() {
+        let text = SMALLEST;
         let m = Manifest::parse(text, Path::new("t.toml")).unwrap();
         assert_eq!(m.source.kind, "captured");
         assert_eq!(m.network.udp_port, 4791);
@@ -456,12 +459,7 @@ models = [{ name = "dcqcn" }]
     /// `[mirror]` as docs/manifest.md writes it; a clock it does not know is refused, named.
     #[test]
     fn mirror_takes_a_session_and_a_clock() {
-        let base = r#"
-dialect = "roce"
-capture_point = { kind = "sender", host = "10.0.0.1" }
-network = { link_rate_bps = 25_000_000_000, base_rtt_ns = 5_000, mtu_bytes = 1024 }
-models = [{ name = "dcqcn" }]
-"#;
+        let base = SMALLEST;
         let m = Manifest::parse(base, Path::new("t.toml")).unwrap();
         assert!(m.mirror.is_empty());
         assert_eq!(m.mirror.clock, MirrorClock::Capture);

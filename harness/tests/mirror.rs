@@ -376,9 +376,13 @@ fn inspect_text_names_the_mirror_source() {
 /// never going backwards; the first copy 5 µs after its stamp. Writes that capture to
 /// `dir/NAME.pcap` with the trace's manifest plus `[mirror] clock = "switch"`, and to
 /// `port/NAME.pcap` the port's capture with the times the switch's clock gives: the stamp,
-/// moved so the first copy keeps its capture time. Returns the least and most of the capture's
-/// times minus those.
-fn jittered(name: &str, dir: &std::path::Path, port: &std::path::Path) -> (i64, i64) {
+/// moved so the first copy keeps its capture time. Returns the two folders (`mirror-TAG` and
+/// `mirror-TAG-port`), and the least and most of the capture's times minus those.
+fn jittered(name: &str, tag: &str) -> (Scratch, Scratch, (i64, i64)) {
+    let (dir, port) = (
+        Scratch::new(&format!("mirror-{tag}")),
+        Scratch::new(&format!("mirror-{tag}-port")),
+    );
     let traces = repo().join("traces");
     let mut r = CaptureReader::open(traces.join(format!("{name}.pcap"))).unwrap();
     let mut w = PcapWriter::create(dir.join(format!("{name}.pcap"))).unwrap();
@@ -417,7 +421,7 @@ fn jittered(name: &str, dir: &std::path::Path, port: &std::path::Path) -> (i64, 
         format!("{manifest}\n[mirror]\nclock = \"switch\"\n"),
     )
     .unwrap();
-    (lo, hi)
+    (dir, port, (lo, hi))
 }
 
 /// `[mirror] clock = "switch"` (docs/manifest.md): a collector's jitter changes roce_dcqcn's
@@ -427,11 +431,7 @@ fn jittered(name: &str, dir: &std::path::Path, port: &std::path::Path) -> (i64, 
 /// capture's times were. Every expected time is computed here from the port capture.
 #[test]
 fn the_switch_clock_takes_the_collectors_jitter_out() {
-    let (dir, port) = (
-        Scratch::new("mirror-clock"),
-        Scratch::new("mirror-clock-port"),
-    );
-    let (lo, hi) = jittered("roce_dcqcn", &dir, &port);
+    let (dir, port, (lo, hi)) = jittered("roce_dcqcn", "clock");
     let toml = dir.join("roce_dcqcn.toml");
     let err = replay(&toml, &dir.join("switch_clock.jsonl"));
     replay(&port.join("roce_dcqcn.toml"), &dir.join("port.jsonl"));
@@ -462,11 +462,7 @@ fn the_switch_clock_takes_the_collectors_jitter_out() {
 #[case("roce_dcqcn", "observed")]
 #[case("hpcc_dumbbell", "observed")]
 fn hardware_verdicts_take_the_switch_clock(#[case] name: &str, #[case] dut: &str) {
-    let (dir, port) = (
-        Scratch::new(&format!("mirror-clock-dut-{name}")),
-        Scratch::new(&format!("mirror-clock-dut-port-{name}")),
-    );
-    jittered(name, &dir, &port);
+    let (dir, port, _) = jittered(name, &format!("clock-dut-{name}"));
     let diff = |manifest: &std::path::Path| {
         let (code, out, _) = run(
             &repo(),
@@ -533,11 +529,7 @@ fn the_switch_clock_needs_every_event_stamped(
 /// (harness/tests/init.rs).
 #[test]
 fn init_chooses_the_switch_clock_when_the_collector_jitters() {
-    let (dir, port) = (
-        Scratch::new("mirror-clock-init"),
-        Scratch::new("mirror-clock-init-port"),
-    );
-    let (lo, hi) = jittered("roce_dcqcn", &dir, &port);
+    let (dir, port, (lo, hi)) = jittered("roce_dcqcn", "clock-init");
     let init = |d: &std::path::Path| {
         let (code, out, err) = run(d, &["init", "roce_dcqcn.pcap", "-o", "-"]);
         assert_eq!(code, 0, "{err}");
