@@ -288,6 +288,28 @@ impl Opcode {
         self.is_known() && !self.is_cnp() && matches!(self.operation(), 0x00..=0x0B | 0x16 | 0x17)
     }
 
+    /// True for an RDMA READ request (RC or RD, operation 0x0C).
+    #[inline]
+    pub const fn is_read_request(self) -> bool {
+        self.is_known() && !self.is_cnp() && self.operation() == 0x0C
+    }
+
+    /// True for an RDMA READ response (RC or RD, READ_RESP_FIRST / MIDDLE / LAST / ONLY,
+    /// operations 0x0D..0x10): data the responder sends, on the responder's QP.
+    #[inline]
+    pub const fn is_read_response(self) -> bool {
+        self.is_known() && !self.is_cnp() && matches!(self.operation(), 0x0D..=0x10)
+    }
+
+    /// True for the data a QP's rate limiter paces and ECN marks: SEND / WRITE requests
+    /// ([`Self::is_data`]) and READ responses, which the responder's QP sends as a writer's
+    /// QP sends its WRITEs — and which a DCQCN reaction point paces alike (the CNP goes to
+    /// the QP that sent the marked packet: the responder's).
+    #[inline]
+    pub const fn is_flow_data(self) -> bool {
+        self.is_data() || self.is_read_response()
+    }
+
     /// True when the packet opens a message: *_FIRST or *_ONLY (RCC-3).
     #[inline]
     pub const fn starts_message(self) -> bool {
@@ -393,5 +415,41 @@ mod tests {
         assert!(!Opcode(0x11).is_data());
         assert_eq!(Opcode(0x2A).to_string(), "UC WRITE_ONLY");
         assert_eq!(Opcode(0x1F).to_string(), "UNKNOWN(0x1f)");
+    }
+
+    /// The READ opcodes of IBA vol. 1 table 38 (wire.md 2): RC 0x0C request, 0x0D..0x10
+    /// responses; RD the same operations at 0x4C..0x50; UC and UD have no READ (0x2C..0x30,
+    /// 0x6C..0x70 are reserved), nor does the CNP.
+    #[rstest]
+    #[case(0x0C, true, false)]
+    #[case(0x0D, false, true)]
+    #[case(0x0E, false, true)]
+    #[case(0x0F, false, true)]
+    #[case(0x10, false, true)]
+    #[case(0x4C, true, false)]
+    #[case(0x4D, false, true)]
+    #[case(0x50, false, true)]
+    #[case(0x11, false, false)] // ACKNOWLEDGE
+    #[case(0x12, false, false)] // ATOMIC_ACKNOWLEDGE
+    #[case(0x2C, false, false)] // UC: reserved
+    #[case(0x2D, false, false)]
+    #[case(0x6D, false, false)] // UD: reserved
+    #[case(0x81, false, false)] // CNP
+    fn read_opcodes(#[case] op: u8, #[case] request: bool, #[case] response: bool) {
+        let o = Opcode(op);
+        assert_eq!(o.is_read_request(), request, "{o}");
+        assert_eq!(o.is_read_response(), response, "{o}");
+        // Responses are flow data, requests are not; neither is a SEND / WRITE.
+        assert_eq!(o.is_flow_data(), response, "{o}");
+        assert!(!o.is_data(), "{o}");
+    }
+
+    #[test]
+    fn sends_and_writes_are_flow_data() {
+        for op in [
+            0x00, 0x04, 0x06, 0x07, 0x0A, 0x0B, 0x16, 0x17, 0x24, 0x46, 0x64,
+        ] {
+            assert!(Opcode(op).is_flow_data(), "{}", Opcode(op));
+        }
     }
 }

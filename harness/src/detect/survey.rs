@@ -32,12 +32,14 @@ pub struct DirectionCounts {
     pub first_frame: u64,
     /// All RoCEv2 packets.
     pub packets: u64,
-    /// SEND / WRITE data packets.
+    /// Data packets: SEND / WRITE requests and READ responses.
     pub data: u64,
     /// ACK and NAK packets.
     pub acks: u64,
     /// CNPs.
     pub cnps: u64,
+    /// READ requests (a READ flow's feedback direction: its requests, then its CNPs).
+    pub read_requests: u64,
 }
 
 /// A flow as the capture shows it: its data direction and, when seen, the direction its
@@ -52,6 +54,8 @@ pub struct SeenFlow {
     pub data_packets: u64,
     /// Feedback packets (ACK, NAK, CNP).
     pub feedback_packets: u64,
+    /// READ requests on the feedback direction (what paired a READ flow).
+    pub feedback_reads: u64,
 }
 
 /// A value read off the capture and how.
@@ -83,6 +87,8 @@ pub struct Survey {
     pub min_gap: HashMap<IpAddr, (u64, u64)>,
     /// Smallest delay from a data packet to the ACK / NAK with its PSN, and how many pairs.
     pub min_rtt: Option<(u64, u64)>,
+    /// READ responses among the data packets (no ACK answers them).
+    pub read_responses: u64,
     /// (data direction, feedback direction) → packets paired by PSN.
     pairs: HashMap<(Direction, Direction), u64>,
     /// A framing error that ended the capture early.
@@ -125,6 +131,8 @@ impl Survey {
         let mut clock = SwitchClock::default();
         // (src, dst, psn) of a data packet → (DestQP, ts, sent more than once).
         let mut sent: HashMap<(IpAddr, IpAddr, u32), (u32, u64, bool)> = HashMap::new();
+        // (requester, responder, psn) of a READ request → its DestQP (the responder's QP).
+        let mut requested: HashMap<(IpAddr, IpAddr, u32), u32> = HashMap::new();
         // Last data frame per (src, dst): (ts, frame length).
         let mut last_data: HashMap<(IpAddr, IpAddr), (u64, u64)> = HashMap::new();
         // A packet's identity → the session it was first seen in.
@@ -190,8 +198,29 @@ impl Survey {
                 ..Default::default()
             });
             c.packets += 1;
-            if op.is_data() {
+            if op.is_read_request() {
+                c.read_requests += 1;
+                if requested.len() >= MAX_PENDING {
+                    requested.clear();
+                }
+                requested.insert((src, dst, psn), dir.dest_qp);
+            } else if op.is_flow_data() {
                 c.data += 1;
+                // A READ response answers the request of its PSN (the first response's PSN
+                // is the request's): the request's direction is the flow's feedback
+                // direction, where the requester's CNPs go. No RTT sample: at the responder
+                // the two are a processing time apart, not a round trip.
+                s.read_responses += op.is_read_response() as u64;
+                if op.is_read_response()
+                    && let Some(qp) = requested.remove(&(dst, src, psn))
+                {
+                    let request = Direction {
+                        src: dst,
+                        dst: src,
+                        dest_qp: qp,
+                    };
+                    *s.pairs.entry((dir, request)).or_default() += 1;
+                }
                 s.max_payload = s.max_payload.max(roce.payload_wire_len as u64);
                 // A mirrored frame's own length, not the copy's with the encapsulation.
                 let len = p.wire_len((rec.orig_len as usize).max(rec.data.len())) as u64;
@@ -291,14 +320,13 @@ impl Survey {
                     .filter(|((x, _), _)| x == d)
                     .max_by_key(|((_, f), n)| (**n, std::cmp::Reverse(*f)))
                     .map(|((_, f), _)| *f);
-                let feedback_packets = feedback
-                    .and_then(|f| self.directions.get(&f))
-                    .map_or(0, |c| c.acks + c.cnps);
+                let fb = feedback.and_then(|f| self.directions.get(&f));
                 SeenFlow {
                     data: *d,
                     feedback,
                     data_packets: c.data,
-                    feedback_packets,
+                    feedback_packets: fb.map_or(0, |c| c.acks + c.cnps),
+                    feedback_reads: fb.map_or(0, |c| c.read_requests),
                 }
             })
             .collect()
@@ -359,7 +387,9 @@ impl Survey {
             },
             _ => Estimate {
                 value: 10_000,
-                how: if at_sender {
+                how: if at_sender && self.read_responses > 0 {
+                    "no ACK answers a data packet's PSN (READ responses are acknowledged by none): 10 µs assumed; set your network's base RTT".into()
+                } else if at_sender {
                     "no ACK answers a data packet's PSN: 10 µs assumed; set your network's base RTT"
                         .into()
                 } else {

@@ -25,7 +25,7 @@ use std::path::Path;
 
 use ccreplay_codecs::DecodeConfig;
 use ccreplay_codecs::capture::{CaptureError, CaptureReader, Record};
-use ccreplay_codecs::ib::Syndrome;
+use ccreplay_codecs::ib::{Opcode, Syndrome};
 use ccreplay_codecs::mirror_clock::{Stamp, SwitchClock, SwitchClockReport};
 use ccreplay_codecs::packet::{AckExt, Packet, Roce, Shim};
 use ccreplay_codecs::shim::int::IntStack;
@@ -79,7 +79,7 @@ pub enum Skip {
     WrongDirection,
     /// ACK / NAK / CNP a receiver sends: its output, not an input.
     ReceiverFeedback,
-    /// Opcodes that are no congestion-control event (read requests and responses, atomics,
+    /// Opcodes that are no congestion-control event (READ requests, atomics,
     /// anything but data at a switch port).
     NoCcEvent,
     /// ACK / NAK / CNP whose direction pairs with no data flow.
@@ -200,20 +200,42 @@ pub struct EventCounts {
     pub rx_data: u64,
     /// `enqueue` and `dequeue`.
     pub switch: u64,
+    /// Of the data events (`tx_data`, `rx_data`, `dequeue`), those of READ responses: data
+    /// no ACK answers (docs/verdicts.md "READ traffic"). Not a kind of its own.
+    pub read_responses: u64,
 }
 
 impl EventCounts {
     /// Count an event of this kind.
     #[inline]
     pub fn add(&mut self, kind: &EventKind) {
-        match kind {
-            EventKind::TxData { .. } => self.tx_data += 1,
-            EventKind::RxAck(_) => self.rx_ack += 1,
-            EventKind::RxNak(_) => self.rx_nak += 1,
-            EventKind::RxCnp => self.rx_cnp += 1,
-            EventKind::RxData { .. } => self.rx_data += 1,
-            _ => self.switch += 1,
-        }
+        let opcode = match kind {
+            EventKind::TxData { opcode, .. } => {
+                self.tx_data += 1;
+                *opcode
+            }
+            EventKind::RxAck(_) => {
+                self.rx_ack += 1;
+                return;
+            }
+            EventKind::RxNak(_) => {
+                self.rx_nak += 1;
+                return;
+            }
+            EventKind::RxCnp => {
+                self.rx_cnp += 1;
+                return;
+            }
+            EventKind::RxData { opcode, .. } => {
+                self.rx_data += 1;
+                *opcode
+            }
+            EventKind::Dequeue { opcode, .. } => {
+                self.switch += 1;
+                *opcode
+            }
+        };
+        self.read_responses += Opcode(opcode).is_read_response() as u64;
     }
 
     /// (protocol name, count) of every kind with a count.
@@ -538,9 +560,12 @@ fn classify<'a>(point: &CapturePoint, p: &'a Packet<'a>) -> Seen<'a> {
     let (src, dst) = (ip.addrs.src(), ip.addrs.dst());
     let op = r.bth.opcode();
     let feedback = op.is_ack() || op.is_cnp();
+    // SEND / WRITE requests and READ responses: a READ flow's data leaves the responder on
+    // its QP, the requester's CNPs go back to that QP (docs/verdicts.md "READ traffic").
+    let data = op.is_flow_data();
     let Some(host) = point.host() else {
         // A switch port sees data of every flow that crosses it.
-        return if op.is_data() {
+        return if data {
             Seen::PortData(src, dst, r)
         } else {
             Seen::Skip(Skip::NoCcEvent)
@@ -549,12 +574,12 @@ fn classify<'a>(point: &CapturePoint, p: &'a Packet<'a>) -> Seen<'a> {
     if src != host && dst != host {
         return Seen::Skip(Skip::OtherHost);
     }
-    if !op.is_data() && !feedback {
+    if !data && !feedback {
         return Seen::Skip(Skip::NoCcEvent);
     }
     match point {
         CapturePoint::Sender { .. } => {
-            if src == host && op.is_data() {
+            if src == host && data {
                 Seen::DataOut(dst, r)
             } else if dst == host && feedback {
                 Seen::AckIn(src, r)
@@ -563,7 +588,7 @@ fn classify<'a>(point: &CapturePoint, p: &'a Packet<'a>) -> Seen<'a> {
             }
         }
         CapturePoint::Receiver { .. } | CapturePoint::SwitchPort { .. } => {
-            if dst == host && op.is_data() {
+            if dst == host && data {
                 Seen::DataIn(src, r)
             } else if src == host && feedback {
                 Seen::Skip(Skip::ReceiverFeedback)
@@ -574,7 +599,8 @@ fn classify<'a>(point: &CapturePoint, p: &'a Packet<'a>) -> Seen<'a> {
     }
 }
 
-/// First frame, packet count and sampled ACK PSNs of an ACK direction.
+/// First frame, ACK / NAK / CNP count and sampled PSNs (of its ACKs and NAKs, or of the READ
+/// requests it carries) of an ACK direction.
 type AckStats = (u64, u64, Vec<u32>);
 
 /// Per-direction facts of the first pass.
@@ -609,12 +635,15 @@ enum Dir {
         psn: u32,
         source: Option<IpAddr>,
     },
-    /// An ACK / NAK (`psn` set) or CNP from `remote`.
+    /// An ACK / NAK (`psn` set) or CNP from `remote`; or, `feedback` false, a READ request
+    /// from `remote` to the responder's QP: no event, but its PSN is the first of the
+    /// responses it asks for, so it pairs that QP's CNPs with the READ flow as an ACK would.
     Ack {
         frame: u64,
         remote: IpAddr,
         qp: u32,
         psn: Option<u32>,
+        feedback: bool,
     },
     Skip,
 }
@@ -648,6 +677,24 @@ fn pass1_dir(rec: &Record<'_>, cfg: &DecodeConfig, point: &CapturePoint) -> Dir 
             remote,
             qp: r.bth.dest_qp(),
             psn: (!r.bth.opcode().is_cnp()).then(|| r.bth.psn()),
+            feedback: true,
+        },
+        Seen::Skip(Skip::NoCcEvent) => match (point, &p.ip, &p.roce) {
+            (CapturePoint::Sender { host }, Some(ip), Some(r))
+                if r.bth.opcode().is_read_request() && ip.addrs.dst() == *host =>
+            {
+                if icrc_fails(&p) {
+                    return Dir::Skip;
+                }
+                Dir::Ack {
+                    frame: rec.frame_number,
+                    remote: ip.addrs.src(),
+                    qp: r.bth.dest_qp(),
+                    psn: Some(r.bth.psn()),
+                    feedback: false,
+                }
+            }
+            _ => Dir::Skip,
         },
         _ => Dir::Skip,
     }
@@ -693,9 +740,10 @@ pub fn build_flow_table_jobs(
             remote,
             qp,
             psn,
+            feedback,
         } => {
             let e = acks.entry((remote, qp)).or_insert((frame, 0, Vec::new()));
-            e.1 += 1;
+            e.1 += feedback as u64;
             // A few ACK PSNs are enough to recognise the flow they acknowledge.
             if let Some(psn) = psn
                 && e.2.len() < 16
@@ -858,7 +906,8 @@ fn pair_acks(
         }
     }
     for (key, (_, packets, _)) in &ack_keys {
-        if !table.by_ack.contains_key(key) {
+        // A direction of READ requests only pairs or not; it has no events to lose.
+        if !table.by_ack.contains_key(key) && *packets > 0 {
             report.unpaired_acks.push((key.0, key.1, *packets));
         }
     }
@@ -1097,7 +1146,7 @@ fn pre_event(rec: &Record<'_>, cfg: &DecodeConfig, point: &CapturePoint) -> Pre 
         Seen::Skip(Skip::OtherHost) => (
             What::OtherHost(
                 p.roce
-                    .filter(|r| r.bth.opcode().is_data())
+                    .filter(|r| r.bth.opcode().is_flow_data())
                     .and(p.ip.map(|ip| ip.addrs.src())),
             ),
             EventKind::RxCnp,

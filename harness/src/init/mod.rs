@@ -368,11 +368,21 @@ pub fn manifest_text(
                 (f.data.dest_qp, fb.dest_qp)
             };
             line("[[flows]]");
-            line(&format!(
-                "# {} data packets, {} ACK/NAK/CNP; paired by PSN",
-                n(f.data_packets),
-                n(f.feedback_packets)
-            ));
+            if f.feedback_reads > 0 {
+                line(&format!(
+                    "# {} data packets, {} ACK/NAK/CNP; paired by PSN with its READ request{} ({})",
+                    n(f.data_packets),
+                    n(f.feedback_packets),
+                    if f.feedback_reads == 1 { "" } else { "s" },
+                    n(f.feedback_reads)
+                ));
+            } else {
+                line(&format!(
+                    "# {} data packets, {} ACK/NAK/CNP; paired by PSN",
+                    n(f.data_packets),
+                    n(f.feedback_packets)
+                ));
+            }
             line(&format!("local_ip = \"{local}\""));
             line(&format!("local_qp = {local_qp}"));
             line(&format!("remote_ip = \"{remote}\""));

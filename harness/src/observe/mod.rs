@@ -212,7 +212,8 @@ pub fn run(
     diff_report
         .flows
         .retain(|f| f.dut_count > 0 || f.reference_count > 0);
-    let insufficient = insufficient(trace, spec, &per_flow, &facts, resolution);
+    let reads = stats.extract.event_kinds.read_responses;
+    let insufficient = insufficient(trace, spec, &per_flow, &facts, resolution, reads);
     if !diff_report.ok() {
         let evs = replay::divergence_events(trace, &diff_report, 3);
         crate::diff::attach_events(&mut diff_report, 3, evs);
@@ -237,6 +238,7 @@ fn insufficient(
     facts: &[FlowFacts],
     tap: &TapFacts,
     resolution_ns: u64,
+    read_responses: u64,
 ) -> Vec<String> {
     let mut why = Vec::new();
     let rtt = trace.manifest.network.base_rtt_ns;
@@ -260,7 +262,15 @@ fn insufficient(
     }
     if windowed(&spec.name) {
         for (i, f) in &judged {
-            if f.acks == 0 {
+            if f.acks == 0 && read_responses > 0 {
+                // Not a tap's fault: a READ is answered by its responses, never ACKed.
+                why.push(format!(
+                    "flow {i}: {} data packets but no ACK seen: `{}` sets a window from ACKs, and \
+                     the capture's data are READ responses ({read_responses}), which no ACK \
+                     answers (judge READ traffic with dcqcn, dcqcn-nic or dcqcn-ns3)",
+                    f.packets, spec.name
+                ));
+            } else if f.acks == 0 {
                 let mut s = format!(
                     "flow {i}: {} data packets but no ACK seen: `{}` sets a window, and bytes in \
                      flight need the ACKs (mirror both directions of the sender's port)",

@@ -480,6 +480,13 @@ pub fn assess(trace: &Trace, model: &str, stats: &ReplayStats, opt: Strictness) 
             format!("{what}: {fix}")
         } else if present || inputs.is_empty() {
             "the model's parameters may keep it from reacting; see docs/models/".to_string()
+        } else if r.event_kinds.read_responses > 0 && inputs.contains(&"rx_ack") {
+            // READ traffic: the requester acknowledges nothing (its responses are the answer),
+            // so a window model has no input; DCQCN's reaction point reacts to CNPs alone.
+            format!(
+                "{model} decides on ACKs, and {} of the data packets are READ responses, which no ACK answers: replay READ traffic with dcqcn, dcqcn-nic or dcqcn-ns3 (docs/verdicts.md \"READ traffic\")",
+                n(r.event_kinds.read_responses)
+            )
         } else {
             let (what, fix) = likely_cause(trace, r);
             format!(

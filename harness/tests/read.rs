@@ -1,0 +1,228 @@
+//! RDMA READ traffic (docs/verdicts.md "READ traffic"): a READ moves a WRITE's bytes the other
+//! way — the responder sends them as READ responses on its QP, and the requester's CNPs go
+//! back to that QP — so DCQCN's reaction point paces and reacts alike. The captures are the
+//! READ twins of two bundled WRITE captures, rebuilt packet for packet by scapy
+//! (tests/fixtures/read/make_read_twins.py: WRITEs → READ responses at the same times, a READ
+//! request before each message, ACKs dropped, CNPs kept). The expected decisions are the
+//! WRITE captures' golden files; the expected counts are the twins' packets as the script
+//! built them (656 frames of dcqcn_clamp − 253 ACKs + 2 READ requests = 405).
+
+mod common;
+
+use std::path::Path;
+
+use common::{Scratch, repo, run as ccreplay};
+use serde_json::Value;
+
+/// `traces/STEM.toml` with its capture replaced by the READ twin, in `dir`; `edit` changes
+/// the manifest's text. Returns the manifest's path.
+fn twin(dir: &Path, stem: &str, edit: impl Fn(String) -> String) -> String {
+    let read = format!("{stem}_read.pcap");
+    std::fs::copy(
+        repo().join("tests/fixtures/read").join(&read),
+        dir.join(&read),
+    )
+    .unwrap();
+    let text = std::fs::read_to_string(repo().join(format!("traces/{stem}.toml"))).unwrap();
+    let text = text.replace(
+        &format!("capture = \"{stem}.pcap\""),
+        &format!("capture = \"{read}\""),
+    );
+    assert!(text.contains(&read));
+    let path = dir.join(format!("{stem}_read.toml"));
+    std::fs::write(&path, edit(text)).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+fn lines(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// A decision without its cause's event index: the twin has no ACK events, so its events
+/// are numbered differently; time, flow, cause kind, rate and state must all be the same.
+fn without_index(mut d: Value) -> Value {
+    d["cause"].as_object_mut().unwrap().remove("index");
+    d
+}
+
+/// The manifest without its `[[flows]]`: the flows are paired from the capture alone.
+fn no_flows(text: String) -> String {
+    let (a, b) = (
+        text.find("[[flows]]").unwrap(),
+        text.find("[source]").unwrap(),
+    );
+    format!("{}{}", &text[..a], &text[b..])
+}
+
+#[test]
+fn a_responder_paces_read_responses_as_a_writer_its_writes() {
+    let dir = Scratch::new("read-sender");
+    for (edit, how) in [
+        (Box::new(|t| t) as Box<dyn Fn(String) -> String>, "manifest"),
+        (Box::new(no_flows), "READ requests' PSNs"),
+    ] {
+        let manifest = twin(&dir, "dcqcn_clamp", edit);
+        for model in ["dcqcn", "dcqcn-nic"] {
+            let out = dir.join(format!("{model}.jsonl"));
+            let events = dir.join("events.jsonl");
+            let (code, _, err) = ccreplay(
+                &dir,
+                &[
+                    "replay",
+                    &manifest,
+                    "--model",
+                    model,
+                    "-o",
+                    out.to_str().unwrap(),
+                    "--emit-events",
+                    events.to_str().unwrap(),
+                ],
+            );
+            assert_eq!(code, 0, "{model} ({how}): {err}");
+            // Every packet accounted for: the 393 READ responses and 10 CNPs are events, the
+            // 2 READ requests pair and are skipped.
+            assert!(
+                err.contains(
+                    "405 frames: 405 RoCEv2, 403 events (tx_data 393, rx_cnp 10); 2 skipped: 2 opcodes with no congestion-control event"
+                ),
+                "{err}"
+            );
+            let got: Vec<Value> = lines(&out).into_iter().map(without_index).collect();
+            let golden = lines(&repo().join(format!("golden/dcqcn_clamp/{model}.jsonl")));
+            // The WRITE capture goes on with ACKs for 21 µs after its last data packet, and
+            // the replay fires timers up to its last event: the twin's decisions are the
+            // golden file's up to the twin's last event (dcqcn-nic's alpha timer fires after).
+            let last = lines(&events).last().unwrap()["t"].as_u64().unwrap();
+            let want: Vec<Value> = golden
+                .into_iter()
+                .filter(|d| d["t"].as_u64().unwrap() <= last)
+                .map(without_index)
+                .collect();
+            assert!(want.len() >= 10, "{model}: {} decisions", want.len());
+            assert_eq!(got, want, "{model} ({how})");
+        }
+    }
+}
+
+#[test]
+fn a_requester_sends_cnps_for_marked_read_responses_as_for_writes() {
+    let dir = Scratch::new("read-receiver");
+    let manifest = twin(&dir, "dcqcn_np", |t| t);
+    let out = dir.join("np.jsonl");
+    let (code, _, err) = ccreplay(&dir, &["replay", &manifest, "-o", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    // 2,097 frames − 940 ACKs + 4 READ requests = 1,161; the 217 CNPs are the receiver's
+    // own (its output), as in the WRITE capture.
+    assert!(
+        err.contains("1,161 frames: 1,161 RoCEv2, 940 events (rx_data 940); 221 skipped: 217 ACK/NAK/CNP sent by the receiver, 4 opcodes with no congestion-control event"),
+        "{err}"
+    );
+    // The data events are the WRITE capture's one for one, so even the indices agree.
+    let golden = lines(&repo().join("golden/dcqcn_np/dcqcn-np.jsonl"));
+    assert_eq!(golden.len(), 217);
+    assert_eq!(lines(&out), golden);
+}
+
+#[test]
+fn a_switch_port_sees_read_responses_as_data() {
+    let dir = Scratch::new("read-port");
+    // The responder's link as a switch port's egress: its READ responses leave the port.
+    let manifest = twin(&dir, "dcqcn_clamp", |t| {
+        let t = t.replace(
+            "kind = \"sender\"\nhost = \"10.0.0.1\"",
+            "kind = \"switch_port\"\nport = \"tor:1\"",
+        );
+        let t = no_flows(t);
+        let models = t.find("[[models]]").unwrap();
+        let source = t.find("[source]").unwrap();
+        format!(
+            "{}[[models]]\nname = \"dcqcn-cp\"\n\n{}",
+            &t[..models],
+            &t[source..]
+        )
+    });
+    let (code, _, err) = ccreplay(&dir, &["replay", &manifest, "-o", "cp.jsonl"]);
+    // A `roce` port capture carries no queue length for dcqcn-cp to decide on (exit 2,
+    // docs/verdicts.md); what matters here is that every READ response is a dequeue event.
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("405 frames: 405 RoCEv2, 393 events (dequeue 393); 12 skipped: 12 opcodes with no congestion-control event"),
+        "{err}"
+    );
+}
+
+#[test]
+fn init_pairs_a_read_flow_by_its_requests() {
+    let dir = Scratch::new("read-init");
+    twin(&dir, "dcqcn_clamp", |t| t);
+    let (code, _, err) = ccreplay(&dir, &["init", "dcqcn_clamp_read.pcap", "-o", "init.toml"]);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(dir.join("init.toml")).unwrap();
+    let m: toml::Table = toml::from_str(&text).unwrap();
+    // The responder is the sender; its flows are the WRITE capture's, QP for QP.
+    assert_eq!(m["capture_point"]["kind"].as_str(), Some("sender"));
+    assert_eq!(m["capture_point"]["host"].as_str(), Some("10.0.0.1"));
+    let bundled = common::manifest("traces/dcqcn_clamp.toml");
+    assert_eq!(m["flows"], bundled["flows"]);
+    assert!(
+        text.contains("# 193 data packets, 8 ACK/NAK/CNP; paired by PSN with its READ request (1)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("READ responses are acknowledged by none"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_window_model_on_read_traffic_says_why_it_has_nothing() {
+    let dir = Scratch::new("read-hpcc");
+    let manifest = twin(&dir, "dcqcn_clamp", |t| {
+        let models = t.find("[[models]]").unwrap();
+        let flows = t.find("[[flows]]").unwrap();
+        format!(
+            "{}[[models]]\nname = \"hpcc\"\n\n{}",
+            &t[..models],
+            &t[flows..]
+        )
+    });
+    let (code, _, err) = ccreplay(&dir, &["replay", &manifest, "-o", "h.jsonl"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("393 of the data packets are READ responses, which no ACK answers"),
+        "{err}"
+    );
+    // The judge from the wire says the same of its window.
+    let (code, out, err) = ccreplay(&dir, &["diff", &manifest, "--dut", "observed"]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        (out.clone() + &err).contains("which no ACK answers (judge READ traffic with dcqcn"),
+        "{out}{err}"
+    );
+}
+
+#[test]
+fn the_observed_judge_reads_a_responder_as_a_writer() {
+    let dir = Scratch::new("read-observed");
+    let manifest = twin(&dir, "dcqcn_clamp", |t| t);
+    let original = repo().join("traces/dcqcn_clamp.toml");
+    let (code, write, err) = ccreplay(
+        &dir,
+        &["diff", original.to_str().unwrap(), "--dut", "observed"],
+    );
+    assert_eq!(code, 0, "{err}");
+    let (code, read, err) = ccreplay(&dir, &["diff", &manifest, "--dut", "observed"]);
+    assert_eq!(code, 0, "{err}");
+    // The same verdict on the same transmit times and CNPs.
+    let verdict = |s: &str| {
+        s.lines()
+            .find(|l| l.starts_with("CONFORMANT"))
+            .map(str::to_owned)
+    };
+    assert_eq!(verdict(&read), verdict(&write));
+    assert!(verdict(&read).is_some(), "{read}");
+}
