@@ -125,6 +125,17 @@ fn a_requester_sends_cnps_for_marked_read_responses_as_for_writes() {
     let golden = lines(&repo().join("golden/dcqcn_np/dcqcn-np.jsonl"));
     assert_eq!(golden.len(), 217);
     assert_eq!(lines(&out), golden);
+    // The requester's NIC as the DUT: its CNPs on the wire are the reference's, one for one.
+    let (code, out, err) = ccreplay(&dir, &["diff", &manifest, "--dut", "wire"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("CONFORMANT: 4 flows, 217 decisions, 0 mismatched"),
+        "{out}"
+    );
+    assert!(
+        out.contains("wire: 217 ACK/NAK/CNP sent by 10.0.0.4: 217 CNPs compared"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -162,6 +173,16 @@ fn init_pairs_a_read_flow_by_its_requests() {
     let (code, _, err) = ccreplay(&dir, &["init", "dcqcn_clamp_read.pcap", "-o", "init.toml"]);
     assert_eq!(code, 0, "{err}");
     let text = std::fs::read_to_string(dir.join("init.toml")).unwrap();
+    // inspect lists the responses as the flows' data.
+    let (code, listing, _) = ccreplay(
+        &dir,
+        &["inspect", "dcqcn_clamp_read.pcap", "--format", "text"],
+    );
+    assert_eq!(code, 0);
+    assert!(
+        listing.contains("10.0.0.1 -> 10.0.0.3 QP 0x200001: 193 (193 data), from frame 2"),
+        "{listing}"
+    );
     let m: toml::Table = toml::from_str(&text).unwrap();
     // The responder is the sender; its flows are the WRITE capture's, QP for QP.
     assert_eq!(m["capture_point"]["kind"].as_str(), Some("sender"));
