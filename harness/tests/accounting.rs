@@ -128,9 +128,10 @@ fn the_accounting_is_printed_by_replay_diff_and_check() {
     let dir = trace("printed", "10.0.0.1", "roce", 4791, FLOW);
     let (code, _, err) = ccreplay(&["replay", "t.toml", "-o", "d.jsonl"], &dir);
     assert_eq!(code, 0, "{err}");
-    let line = "t.pcap: 19 frames: 15 RoCEv2, 7 events (tx_data 3, rx_ack 2, rx_nak 1, rx_cnp 1); \
-                12 skipped: 1 PFC pause frames, 2 UDP to another port, 1 not RoCEv2, 1 malformed, \
-                1 bad ICRC, 2 of other hosts than 10.0.0.1, 2 in a direction the capture point \
+    let line = "t.pcap: 20 frames: 16 RoCEv2, 7 events (tx_data 3, rx_ack 2, rx_nak 1, rx_cnp 1); \
+                13 skipped: 1 PFC pause frames, 2 UDP to another port, 1 not RoCEv2, 1 malformed, \
+                1 bad ICRC, 2 of other hosts than 10.0.0.1, 1 management datagrams to QP1 \
+                (connection setup), 2 in a direction the capture point \
                 does not replay, 1 opcodes with no congestion-control event, 1 ACK/NAK/CNP of no flow";
     assert!(err.contains(line), "{err}");
     // Damage inside the flow is a warning on every run...
@@ -156,11 +157,12 @@ fn the_accounting_is_printed_by_replay_diff_and_check() {
     );
     assert_eq!(code, 0, "{err}");
     let j: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(j["accounting"]["frames"], 19);
-    assert_eq!(j["accounting"]["roce"], 15);
+    assert_eq!(j["accounting"]["frames"], 20);
+    assert_eq!(j["accounting"]["roce"], 16);
     assert_eq!(j["accounting"]["events"], 7);
-    assert_eq!(j["accounting"]["skipped_total"], 12);
+    assert_eq!(j["accounting"]["skipped_total"], 13);
     assert_eq!(j["accounting"]["skipped"]["other_udp_port"], 2);
+    assert_eq!(j["accounting"]["skipped"]["management"], 1);
     assert_eq!(j["accounting"]["skipped"]["unpaired_ack"], 1);
 }
 
@@ -169,13 +171,14 @@ fn a_wrong_host_is_an_error_naming_the_host_that_sends() {
     let dir = trace("host", "10.9.9.9", "roce", 4791, "");
     let (code, _, err) = ccreplay(&["replay", "t.toml", "-o", "d.jsonl"], &dir);
     assert_eq!(code, 2, "{err}");
-    // 15 RoCEv2 packets: the malformed one is skipped before the host is looked at; the 14
+    // 16 RoCEv2 packets: the malformed one is skipped before the host is looked at; the 15
     // others (the bad-ICRC ACK among them: a host checks the ICRC of what it receives, and
     // 10.9.9.9 receives nothing) are of hosts other than 10.9.9.9. Data is sent by 10.0.0.1
-    // (3 packets of the flow), 10.0.0.2 (the wrong-way WRITE) and 10.0.0.7.
+    // (3 packets of the flow; its MAD to QP1 is no data), 10.0.0.2 (the wrong-way WRITE) and
+    // 10.0.0.7.
     assert!(
         err.contains(
-            "no events to replay: 14 of the 15 RoCEv2 packets are neither from nor to 10.9.9.9"
+            "no events to replay: 15 of the 16 RoCEv2 packets are neither from nor to 10.9.9.9"
         ),
         "{err}"
     );
@@ -211,20 +214,20 @@ fn a_wrong_port_or_dialect_is_an_error_with_its_likely_cause() {
     let (code, _, err) = ccreplay(&["replay", "t.toml"], &dir);
     assert_eq!(code, 2, "{err}");
     assert!(
-        err.contains("none of the 19 frames is RoCEv2 to UDP port 4792"),
+        err.contains("none of the 20 frames is RoCEv2 to UDP port 4792"),
         "{err}"
     );
     assert!(err.contains("set `network.udp_port = 4791`"), "{err}");
 
     // Read as hpcc, the INT shim swallows the BTH: every packet is malformed. Read as roce,
-    // all 15 but the fixture's one malformed and one bad-ICRC packet are clean
+    // all 16 but the fixture's one malformed and one bad-ICRC packet are clean
     // (accounting.counts.json): the hint names that dialect.
     let dir = trace("dialect", "10.0.0.1", "hpcc", 4791, "");
     let (code, _, err) = ccreplay(&["replay", "t.toml"], &dir);
     assert_eq!(code, 2, "{err}");
     assert!(
         err.contains(
-            "of the first 15 RoCEv2 packets, 13 read cleanly as `roce`, 0 as the manifest's `hpcc`"
+            "of the first 16 RoCEv2 packets, 14 read cleanly as `roce`, 0 as the manifest's `hpcc`"
         ),
         "{err}"
     );
@@ -357,4 +360,97 @@ fn junit_has_a_testcase_for_missing_and_broken_pairs_with_the_accounting() {
         x.contains("<property name=\"accounting.skipped.receiver_feedback\" value=\"1374\"/>"),
         "{x}"
     );
+}
+
+/// The records of a little-endian nanosecond pcap (its 24-byte header checked), each with
+/// its time in ns.
+fn pcap_records(bytes: &[u8]) -> Vec<(u64, &[u8])> {
+    assert_eq!(
+        &bytes[..4],
+        &0xA1B2_3C4Du32.to_le_bytes(),
+        "ns pcap, little-endian"
+    );
+    let word = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
+    let (mut at, mut out) = (24, Vec::new());
+    while at < bytes.len() {
+        let t = u64::from(word(at)) * 1_000_000_000 + u64::from(word(at + 4));
+        let end = at + 16 + word(at + 8) as usize;
+        out.push((t, &bytes[at..end]));
+        at = end;
+    }
+    out
+}
+
+/// rdma_cm sets a connection up and tears it down with MADs to QP1 (tests/fixtures/cm/, made
+/// by scapy; tshark names them ConnectRequest, ConnectReply, ReadyToUse, DisconnectRequest,
+/// DisconnectReply). Merged by time into a bundled capture, as mergecap would, they are
+/// skipped as management — not a flow of their own that renumbers the real ones — and the
+/// replay is the bundled golden file's, flow ids and event indices included.
+#[test]
+fn connection_setup_is_management_not_a_flow() {
+    let dir = common::Scratch::new("accounting-cm");
+    let clamp = std::fs::read(repo().join("traces/dcqcn_clamp.pcap")).unwrap();
+    let mads = std::fs::read(repo().join("tests/fixtures/cm/cm_mads.pcap")).unwrap();
+    let mut all = pcap_records(&mads);
+    all.extend(pcap_records(&clamp));
+    all.sort_by_key(|(t, _)| *t);
+    let mut merged = clamp[..24].to_vec();
+    for (_, r) in &all {
+        merged.extend_from_slice(r);
+    }
+    std::fs::write(dir.join("cm.pcap"), &merged).unwrap();
+    let manifest = std::fs::read_to_string(repo().join("traces/dcqcn_clamp.toml"))
+        .unwrap()
+        .replace("capture = \"dcqcn_clamp.pcap\"", "capture = \"cm.pcap\"");
+    std::fs::write(dir.join("cm.toml"), manifest).unwrap();
+    for (model, extra) in [
+        ("dcqcn-nic", None),
+        ("dcqcn", Some(no_flows as fn(&str) -> String)),
+    ] {
+        if let Some(edit) = extra {
+            let text = std::fs::read_to_string(dir.join("cm.toml")).unwrap();
+            std::fs::write(dir.join("cm.toml"), edit(&text)).unwrap();
+        }
+        let (code, _, err) = common::run(
+            &dir,
+            &["replay", "cm.toml", "--model", model, "-o", "d.jsonl"],
+        );
+        assert_eq!(code, 0, "{err}");
+        // 656 frames of the bundled capture + 5 MADs.
+        assert!(
+            err.contains("661 frames: 661 RoCEv2, 656 events (tx_data 393, rx_ack 253, rx_cnp 10); 5 skipped: 5 management datagrams to QP1 (connection setup)"),
+            "{err}"
+        );
+        let golden =
+            std::fs::read_to_string(repo().join(format!("golden/dcqcn_clamp/{model}.jsonl")))
+                .unwrap();
+        let got = std::fs::read_to_string(dir.join("d.jsonl")).unwrap();
+        let parse = |s: &str| -> Vec<serde_json::Value> {
+            s.lines()
+                .map(|l| serde_json::from_str(l).unwrap())
+                .collect()
+        };
+        assert_eq!(parse(&got), parse(&golden), "{model}");
+    }
+    // init sees one sender and its two flows, not data both ways.
+    let (code, _, err) = common::run(&dir, &["init", "cm.pcap", "-o", "init.toml"]);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(dir.join("init.toml")).unwrap();
+    assert!(!text.contains("data both ways"), "{text}");
+    assert!(!text.contains("QP 0x000001"), "{text}");
+    let m: toml::Table = toml::from_str(&text).unwrap();
+    assert_eq!(m["capture_point"]["kind"].as_str(), Some("sender"));
+    assert_eq!(
+        m["flows"],
+        common::manifest("traces/dcqcn_clamp.toml")["flows"]
+    );
+}
+
+/// A manifest's text without its `[[flows]]` (they are paired from the capture).
+fn no_flows(text: &str) -> String {
+    let (a, b) = (
+        text.find("[[flows]]").unwrap(),
+        text.find("[source]").unwrap(),
+    );
+    format!("{}{}", &text[..a], &text[b..])
 }

@@ -32,6 +32,12 @@ mod field {
 /// BTH length in bytes.
 pub const BTH_LEN: usize = 12;
 
+/// QP1, the General Services Interface: the QP of management datagrams (MADs) — on RoCE, the
+/// connection manager's REQ / REP / RTU / DREQ / DREP that set an RC connection up and tear it
+/// down (`rdma_cm`), as UD SEND_ONLY with a DETH (IBA vol. 1 12, 13.5.1; QP0, the subnet
+/// manager's, does not exist on RoCE).
+pub const GSI_QP: u32 = 1;
+
 #[inline]
 fn be24(b: &[u8]) -> u32 {
     (b[0] as u32) << 16 | (b[1] as u32) << 8 | b[2] as u32
@@ -109,6 +115,11 @@ impl<'a> Bth<'a> {
     #[inline]
     pub fn dest_qp(&self) -> u32 {
         be24(&self.0[field::DEST_QP])
+    }
+    /// To QP1, the General Services Interface ([`GSI_QP`]): a management datagram.
+    #[inline]
+    pub fn is_gsi(&self) -> bool {
+        self.dest_qp() == GSI_QP
     }
     /// AckReq.
     #[inline]
@@ -282,6 +293,22 @@ mod tests {
     const BYTES: [u8; 12] = [
         0x0A, 0xA0, 0xFF, 0xFF, 0x40, 0x00, 0x12, 0xAB, 0x80, 0xFF, 0xFF, 0xFE,
     ];
+
+    /// QP1 only: the DestQP's 24 bits, not its low byte (0x000101 is an ordinary QP).
+    #[test]
+    fn the_gsi_qp_is_qp1() {
+        for (qp, gsi) in [
+            (1u32, true),
+            (0, false),
+            (2, false),
+            (0x101, false),
+            (0x01_0001, false),
+        ] {
+            let mut b = BYTES;
+            b[5..8].copy_from_slice(&qp.to_be_bytes()[1..]);
+            assert_eq!(Bth::new_checked(&b, 0).unwrap().is_gsi(), gsi, "QP {qp:#x}");
+        }
+    }
 
     #[test]
     fn deconstruct() {

@@ -5,7 +5,7 @@ pub mod ext;
 pub mod icrc;
 pub mod opcode;
 
-pub use bth::{BTH_LEN, Bth, BthRepr};
+pub use bth::{BTH_LEN, Bth, BthRepr, GSI_QP};
 pub use ext::{AethRepr, AtomicEthRepr, DethRepr, NakCode, RdethRepr, RethRepr, Syndrome};
 pub use opcode::{ExtHeaders, Opcode, Transport};
 

@@ -204,7 +204,7 @@ impl Survey {
                     requested.clear();
                 }
                 requested.insert((src, dst, psn), dir.dest_qp);
-            } else if op.is_flow_data() {
+            } else if roce.is_flow_data() {
                 c.data += 1;
                 // A READ response answers the request of its PSN (the first response's PSN
                 // is the request's): the request's direction is the flow's feedback

@@ -458,7 +458,7 @@ impl WireDut {
             let (src, dst) = (ip.addrs.src(), ip.addrs.dst());
             let op = r.bth.opcode();
             let psn = r.bth.psn();
-            if dst == host && op.is_flow_data() {
+            if dst == host && r.is_flow_data() {
                 let icrc_ok = p.icrc_check().is_none_or(|(c, f)| c == f);
                 if let (true, Some(&id)) = (icrc_ok, by_data.get(&(src, r.bth.dest_qp()))) {
                     flows

@@ -74,6 +74,9 @@ pub enum Skip {
     BadIcrc,
     /// RoCEv2 neither from nor to the capture point's host.
     OtherHost,
+    /// Management datagrams to QP1 (codecs `GSI_QP`): the connection manager setting an RC
+    /// connection up or tearing it down — UD sends, but no flow's data.
+    Management,
     /// RoCEv2 of the host in a direction the capture point does not replay (at a sender: data
     /// to it, or ACK / NAK / CNP from it; at a receiver: data from it).
     WrongDirection,
@@ -90,7 +93,7 @@ pub enum Skip {
 
 impl Skip {
     /// Every reason, in report order.
-    pub const ALL: [Skip; 12] = [
+    pub const ALL: [Skip; 13] = [
         Skip::Pfc,
         Skip::OtherUdpPort,
         Skip::NotRoce,
@@ -98,6 +101,7 @@ impl Skip {
         Skip::Malformed,
         Skip::BadIcrc,
         Skip::OtherHost,
+        Skip::Management,
         Skip::WrongDirection,
         Skip::ReceiverFeedback,
         Skip::NoCcEvent,
@@ -115,6 +119,7 @@ impl Skip {
             Skip::Malformed => "malformed",
             Skip::BadIcrc => "bad_icrc",
             Skip::OtherHost => "other_host",
+            Skip::Management => "management",
             Skip::WrongDirection => "wrong_direction",
             Skip::ReceiverFeedback => "receiver_feedback",
             Skip::NoCcEvent => "no_cc_event",
@@ -133,6 +138,7 @@ impl Skip {
             Skip::Malformed => "malformed",
             Skip::BadIcrc => "bad ICRC",
             Skip::OtherHost => "of other hosts",
+            Skip::Management => "management datagrams to QP1 (connection setup)",
             Skip::WrongDirection => "in a direction the capture point does not replay",
             Skip::ReceiverFeedback => "ACK/NAK/CNP sent by the receiver",
             Skip::NoCcEvent => "opcodes with no congestion-control event",
@@ -562,17 +568,24 @@ fn classify<'a>(point: &CapturePoint, p: &'a Packet<'a>) -> Seen<'a> {
     let feedback = op.is_ack() || op.is_cnp();
     // SEND / WRITE requests and READ responses: a READ flow's data leaves the responder on
     // its QP, the requester's CNPs go back to that QP (docs/verdicts.md "READ traffic").
-    let data = op.is_flow_data();
+    let data = r.is_flow_data();
     let Some(host) = point.host() else {
         // A switch port sees data of every flow that crosses it.
         return if data {
             Seen::PortData(src, dst, r)
+        } else if r.bth.is_gsi() {
+            Seen::Skip(Skip::Management)
         } else {
             Seen::Skip(Skip::NoCcEvent)
         };
     };
     if src != host && dst != host {
         return Seen::Skip(Skip::OtherHost);
+    }
+    if r.bth.is_gsi() {
+        // rdma_cm's REQ / REP / RTU before a flow, DREQ / DREP after: a flow of their own
+        // would renumber the real ones.
+        return Seen::Skip(Skip::Management);
     }
     if !data && !feedback {
         return Seen::Skip(Skip::NoCcEvent);
@@ -1146,7 +1159,7 @@ fn pre_event(rec: &Record<'_>, cfg: &DecodeConfig, point: &CapturePoint) -> Pre 
         Seen::Skip(Skip::OtherHost) => (
             What::OtherHost(
                 p.roce
-                    .filter(|r| r.bth.opcode().is_flow_data())
+                    .filter(|r| r.is_flow_data())
                     .and(p.ip.map(|ip| ip.addrs.src())),
             ),
             EventKind::RxCnp,

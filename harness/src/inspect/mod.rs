@@ -171,7 +171,7 @@ impl Tally {
                     }
                 };
                 c.packets += 1;
-                c.data += op.is_flow_data() as u64;
+                c.data += r.is_flow_data() as u64;
                 c.acks += op.is_ack() as u64;
                 c.cnps += op.is_cnp() as u64;
             }

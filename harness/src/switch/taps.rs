@@ -188,7 +188,7 @@ fn read(
             );
         } else if let (Some(ip), Some(roce), true) = (&p.ip, &p.roce, p.error.is_none()) {
             f.ecn = ip.ecn;
-            if roce.bth.opcode().is_flow_data() {
+            if roce.is_flow_data() {
                 f.key = Some((
                     ip.addrs.src(),
                     ip.addrs.dst(),
