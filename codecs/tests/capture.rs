@@ -936,3 +936,38 @@ fn block_source_locates_records() {
     assert_eq!(at, data.len() as u64);
     assert!(in_block > 0 && straddled > 0, "{in_block} / {straddled}");
 }
+
+/// What is a flow's data (`Roce::is_flow_data`), counted over two scapy-made captures whose
+/// opcodes tshark 4.0.17 counts (tests/fixtures/README.md): a READ twin — 2 READ requests,
+/// 2 + 390 + 1 READ responses, 10 CNPs — and rdma_cm's five MADs to QP1 (UD SEND_ONLY).
+#[rstest]
+#[case("read/dcqcn_clamp_read.pcap", 405, 393, 0)]
+#[case("cm/cm_mads.pcap", 5, 0, 5)]
+fn flow_data_is_sends_writes_and_read_responses_not_mads(
+    #[case] name: &str,
+    #[case] frames: usize,
+    #[case] data: usize,
+    #[case] gsi: usize,
+) {
+    use ccreplay_codecs::{DecodeConfig, Dialect, Packet};
+    let cfg = DecodeConfig::for_dialect(Dialect::Roce);
+    let mut reader = CaptureReader::open(fixture_path(name)).unwrap();
+    let (mut n, mut d, mut g) = (0, 0, 0);
+    while let Some(rec) = reader.next_record() {
+        let rec = rec.unwrap();
+        let p = Packet::from_record(&rec, &cfg);
+        let r = p.roce.expect("RoCEv2");
+        n += 1;
+        d += r.is_flow_data() as usize;
+        g += r.bth.is_gsi() as usize;
+        // Flow data by opcode and DestQP alike: a UD SEND is flow data unless it is to QP1.
+        let op = r.bth.opcode();
+        assert_eq!(
+            r.is_flow_data(),
+            (op.is_data() || op.is_read_response()) && r.bth.dest_qp() != 1,
+            "{name} frame {}",
+            rec.frame_number
+        );
+    }
+    assert_eq!((n, d, g), (frames, data, gsi), "{name}");
+}
