@@ -91,7 +91,7 @@ pub struct FlowCounts {
     pub first_frame: u64,
     /// RoCEv2 packets.
     pub packets: u64,
-    /// SEND / WRITE data.
+    /// Flow data: SEND / WRITE requests and READ responses, not to QP1 (`Roce::is_flow_data`).
     pub data: u64,
     /// ACK / NAK.
     pub acks: u64,
