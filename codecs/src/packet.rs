@@ -253,8 +253,8 @@ pub struct Roce<'a> {
 
 impl<'a> Roce<'a> {
     /// A packet of a flow's data, which a QP's rate limiter paces: SEND / WRITE requests and
-    /// READ responses ([`crate::ib::Opcode::is_flow_data`]) that are not management datagrams to QP1
-    /// (the connection manager's, [`crate::ib::GSI_QP`]).
+    /// READ responses ([`crate::ib::Opcode::is_flow_data`]) that are not management
+    /// datagrams to QP1 (the connection manager's, [`crate::ib::GSI_QP`]).
     #[inline]
     pub fn is_flow_data(&self) -> bool {
         self.bth.opcode().is_flow_data() && !self.bth.is_gsi()
