@@ -334,12 +334,26 @@ pub fn likely_cause(trace: &Trace, r: &ExtractReport) -> (String, String) {
         .max()
         .unwrap_or(0);
     if biggest == 0 {
+        let management = r.skipped.get(Skip::Management);
+        if management > r.skipped.get(Skip::NoCcEvent) {
+            return (
+                format!(
+                    "{} of its {} RoCEv2 packets are management datagrams to QP1 (rdma_cm \
+                     setting a connection up or tearing it down), no flow's data",
+                    n(management),
+                    n(r.roce)
+                ),
+                "capture while the connection carries its data: its packets come after these"
+                    .to_string(),
+            );
+        }
         return (
             format!(
-                "its {} RoCEv2 packets carry no congestion-control event (reads, atomics)",
+                "its {} RoCEv2 packets carry no congestion-control event (READ requests, atomics)",
                 n(r.roce)
             ),
-            "replay a capture of SEND / WRITE traffic with its ACKs".to_string(),
+            "replay a capture of the data (SEND / WRITE, or a READ's responses) with its ACKs or CNPs"
+                .to_string(),
         );
     }
     if biggest == damaged {
@@ -765,6 +779,31 @@ mod tests {
             cause(&[(Skip::NoFlow, 5), (Skip::ReceiverFeedback, 1)]),
             "5 ACK/NAK/CNP or data packets belong to no flow"
         );
+    }
+
+    // Nothing but packets without an event: management datagrams when they are more than the
+    // opcodes without an event (3 > 2 is; 2 > 2 is not), else those opcodes.
+    #[test]
+    fn a_capture_of_no_flow_data_names_what_it_holds() {
+        let t = trace("");
+        let cause = |mads: u64, other: u64| {
+            let mut r = report(&[(Skip::Management, mads), (Skip::NoCcEvent, other)]);
+            (r.packets, r.roce) = (mads + other, mads + other);
+            likely_cause(&t, &r)
+        };
+        let (what, fix) = cause(3, 2);
+        assert_eq!(
+            what,
+            "3 of its 5 RoCEv2 packets are management datagrams to QP1 (rdma_cm setting a \
+             connection up or tearing it down), no flow's data"
+        );
+        assert!(fix.starts_with("capture while the connection carries its data"));
+        let (what, fix) = cause(2, 2);
+        assert_eq!(
+            what,
+            "its 4 RoCEv2 packets carry no congestion-control event (READ requests, atomics)"
+        );
+        assert!(fix.contains("a READ's responses"), "{fix}");
     }
 
     // Snapshot-length damage is the cause when it is more than half the damaged packets:
