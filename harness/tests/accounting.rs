@@ -454,3 +454,39 @@ fn no_flows(text: &str) -> String {
     );
     format!("{}{}", &text[..a], &text[b..])
 }
+
+/// The same capture seen from its receiver, 10.0.0.2 (the counts by hand from the packets
+/// make_fixtures.py built, in its order): the 3 data packets of the flow are events; what
+/// 10.0.0.2 sends back — 2 ACKs, the NAK, the CNP and the ACK with a bad ICRC (a sent packet,
+/// whose ICRC is not checked) — is its own feedback; the WRITE it sends and the ACK it
+/// receives go the way a sender sees them.
+#[test]
+fn the_receiver_of_the_flow_accounts_for_the_same_packets() {
+    let dir = trace("receiver", "10.0.0.2", "roce", 4791, "");
+    let text = std::fs::read_to_string(dir.join("t.toml"))
+        .unwrap()
+        .replace("kind = \"sender\"", "kind = \"receiver\"")
+        .replace("name = \"dcqcn-nic\"", "name = \"dcqcn-np\"");
+    std::fs::write(dir.join("t.toml"), text).unwrap();
+    for jobs in [1, 2] {
+        let r = report(&dir, jobs);
+        assert_eq!((r.packets, r.roce, r.events), (20, 16, 3), "--jobs {jobs}");
+        assert_eq!(r.event_kinds.rx_data, 3);
+        for (why, want) in [
+            (Skip::Pfc, 1),
+            (Skip::OtherUdpPort, 2),
+            (Skip::NotRoce, 1),
+            (Skip::Malformed, 1),
+            (Skip::BadIcrc, 0),
+            (Skip::OtherHost, 3),
+            (Skip::Management, 1),
+            (Skip::WrongDirection, 2),
+            (Skip::ReceiverFeedback, 5),
+            (Skip::NoCcEvent, 1),
+            (Skip::UnpairedAck, 0),
+            (Skip::NoFlow, 0),
+        ] {
+            assert_eq!(r.skipped.get(why), want, "--jobs {jobs}: {}", why.key());
+        }
+    }
+}

@@ -247,3 +247,35 @@ fn the_observed_judge_reads_a_responder_as_a_writer() {
     assert_eq!(verdict(&read), verdict(&write));
     assert!(verdict(&read).is_some(), "{read}");
 }
+
+/// Only a READ request pairs a direction without being feedback: an atomic request to the
+/// host (tests/fixtures/read/atomic.pcap, scapy: a CMP_SWAP from 10.0.0.3 to a third QP of
+/// 10.0.0.1 whose PSN is flow 0's first), merged before dcqcn_clamp's packets, is skipped and
+/// pairs nothing — read as a pairing, it would take flow 0 from its ACKs (its direction is
+/// seen first and its PSN is in flow 0's range), leaving 177 ACKs and 8 CNPs unpaired.
+#[test]
+fn an_atomic_request_pairs_nothing() {
+    let dir = Scratch::new("read-atomic");
+    let clamp = std::fs::read(repo().join("traces/dcqcn_clamp.pcap")).unwrap();
+    let atomic = std::fs::read(repo().join("tests/fixtures/read/atomic.pcap")).unwrap();
+    // Both are little-endian ns pcaps with the same header; the atomic is earlier.
+    assert_eq!(clamp[..24], atomic[..24]);
+    let mut merged = atomic.clone();
+    merged.extend_from_slice(&clamp[24..]);
+    std::fs::write(dir.join("a.pcap"), merged).unwrap();
+    let text = std::fs::read_to_string(repo().join("traces/dcqcn_clamp.toml"))
+        .unwrap()
+        .replace("capture = \"dcqcn_clamp.pcap\"", "capture = \"a.pcap\"");
+    std::fs::write(dir.join("a.toml"), no_flows(text)).unwrap();
+    let (code, _, err) = ccreplay(
+        &dir,
+        &["replay", "a.toml", "--model", "dcqcn", "-o", "d.jsonl"],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("657 frames: 657 RoCEv2, 656 events (tx_data 393, rx_ack 253, rx_cnp 10); 1 skipped: 1 opcodes with no congestion-control event"),
+        "{err}"
+    );
+    let golden = lines(&repo().join("golden/dcqcn_clamp/dcqcn.jsonl"));
+    assert_eq!(lines(&dir.join("d.jsonl")), golden);
+}
