@@ -255,13 +255,46 @@ fn the_observed_judge_reads_a_responder_as_a_writer() {
 /// seen first and its PSN is in flow 0's range), leaving 177 ACKs and 8 CNPs unpaired.
 #[test]
 fn an_atomic_request_pairs_nothing() {
-    let dir = Scratch::new("read-atomic");
+    let (dir, code, err) = clamp_with("atomic", true);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("657 frames: 657 RoCEv2, 656 events (tx_data 393, rx_ack 253, rx_cnp 10); 1 skipped: 1 opcodes with no congestion-control event"),
+        "{err}"
+    );
+    let golden = lines(&repo().join("golden/dcqcn_clamp/dcqcn.jsonl"));
+    assert_eq!(lines(&dir.join("d.jsonl")), golden);
+}
+
+/// A READ request whose responses the capture does not hold (tests/fixtures/read/
+/// late_read.pcap, after dcqcn_clamp's last packet) pairs with no flow; its direction carries
+/// no feedback, so nothing is reported unpaired (an ACK direction that pairs nothing is).
+#[test]
+fn a_read_request_without_its_responses_loses_nothing() {
+    let (dir, code, err) = clamp_with("late_read", false);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("657 frames: 657 RoCEv2, 656 events (tx_data 393, rx_ack 253, rx_cnp 10); 1 skipped: 1 opcodes with no congestion-control event"),
+        "{err}"
+    );
+    assert!(!err.contains("match no data flow"), "{err}");
+    let golden = lines(&repo().join("golden/dcqcn_clamp/dcqcn.jsonl"));
+    assert_eq!(lines(&dir.join("d.jsonl")), golden);
+}
+
+/// dcqcn_clamp.pcap with the one packet of `tests/fixtures/read/NAME.pcap` before (`first`)
+/// or after its packets, replayed through dcqcn with flows paired from the capture: the
+/// folder, the exit status and stderr.
+fn clamp_with(name: &str, first: bool) -> (Scratch, i32, String) {
+    let dir = Scratch::new(&format!("read-{name}"));
     let clamp = std::fs::read(repo().join("traces/dcqcn_clamp.pcap")).unwrap();
-    let atomic = std::fs::read(repo().join("tests/fixtures/read/atomic.pcap")).unwrap();
-    // Both are little-endian ns pcaps with the same header; the atomic is earlier.
-    assert_eq!(clamp[..24], atomic[..24]);
-    let mut merged = atomic.clone();
-    merged.extend_from_slice(&clamp[24..]);
+    let extra = std::fs::read(repo().join(format!("tests/fixtures/read/{name}.pcap"))).unwrap();
+    // Both are little-endian ns pcaps with the same 24-byte header.
+    assert_eq!(clamp[..24], extra[..24]);
+    let merged = if first {
+        [&extra[..], &clamp[24..]].concat()
+    } else {
+        [&clamp[..], &extra[24..]].concat()
+    };
     std::fs::write(dir.join("a.pcap"), merged).unwrap();
     let text = std::fs::read_to_string(repo().join("traces/dcqcn_clamp.toml"))
         .unwrap()
@@ -271,11 +304,5 @@ fn an_atomic_request_pairs_nothing() {
         &dir,
         &["replay", "a.toml", "--model", "dcqcn", "-o", "d.jsonl"],
     );
-    assert_eq!(code, 0, "{err}");
-    assert!(
-        err.contains("657 frames: 657 RoCEv2, 656 events (tx_data 393, rx_ack 253, rx_cnp 10); 1 skipped: 1 opcodes with no congestion-control event"),
-        "{err}"
-    );
-    let golden = lines(&repo().join("golden/dcqcn_clamp/dcqcn.jsonl"));
-    assert_eq!(lines(&dir.join("d.jsonl")), golden);
+    (dir, code, err)
 }
