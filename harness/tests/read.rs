@@ -197,6 +197,20 @@ fn init_pairs_a_read_flow_by_its_requests() {
         text.contains("READ responses are acknowledged by none"),
         "{text}"
     );
+    // The WRITE original's flow was paired by its ACKs' PSNs, and says only that (177 ACKs and
+    // 8 CNPs come back on QP 0x100001: inspect's flow list of traces/dcqcn_clamp.pcap).
+    std::fs::copy(
+        repo().join("traces/dcqcn_clamp.pcap"),
+        dir.join("write.pcap"),
+    )
+    .unwrap();
+    let (code, _, err) = ccreplay(&dir, &["init", "write.pcap", "-o", "write.toml"]);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(dir.join("write.toml")).unwrap();
+    assert!(
+        text.contains("\n# 193 data packets, 185 ACK/NAK/CNP; paired by PSN\n"),
+        "{text}"
+    );
 }
 
 #[test]
