@@ -494,3 +494,86 @@ fn the_html_report_charts_observed_against_reference_with_the_feedback_marked() 
         .sum();
     assert_eq!(ticks, 32);
 }
+
+/// The report lists the flows with something compared or decided. `paced` (flow 0: QP 0x222,
+/// its feedback to QP 0x111) and a second flow of the manifest (data to QP 0x333, feedback
+/// to 0x444) of which the capture holds no data, only feedback 1 µs after flow 0's last
+/// packet: an ACK — DCQCN decides nothing on it, and no packet is judged, so the report is
+/// flow 0's alone — or a CNP: the reference cuts the rate (DCQCN-3), a decision with no
+/// packet after it to judge, and the flow is listed with it.
+#[test]
+fn flows_with_nothing_compared_or_decided_are_left_out() {
+    use ccreplay_codecs::frame::FrameRepr;
+    use ccreplay_codecs::ib::{AethRepr, Opcode};
+    use ccreplay_codecs::shim::IntConfig;
+    use ccreplay_codecs::{DecodeConfig, Dialect, Packet};
+    let src = repo().join("tests/fixtures/observed");
+    let frames = |name: &str| {
+        let mut r = CaptureReader::open(src.join(name)).unwrap();
+        let mut v = Vec::new();
+        while let Some(rec) = r.next_record() {
+            let rec = rec.unwrap();
+            v.push((rec.ts_ns, rec.data.to_vec()));
+        }
+        v
+    };
+    let paced = frames("paced.pcap");
+    let cnp = frames("cnp.pcap")
+        .into_iter()
+        .find(|(_, f)| f.len() < 100)
+        .unwrap()
+        .1;
+    // The CNP sent to QP 0x444 instead, or an ACK (syndrome 0x1F, PSN 0x1000) in its place;
+    // the ICRC computed anew by the codecs' writer.
+    let cfg = DecodeConfig::for_dialect(Dialect::Roce);
+    let feedback = |ack: bool| {
+        let mut f = FrameRepr::from_packet(&Packet::decode_ethernet(&cnp, &cfg)).unwrap();
+        f.roce.bth.dest_qp = 0x444;
+        if ack {
+            f.roce.bth.opcode = Opcode::RC_ACK;
+            (f.roce.bth.becn, f.roce.bth.psn) = (false, 0x1000);
+            f.roce.cnp_reserved = None;
+            f.roce.aeth = Some(AethRepr {
+                syndrome: 0x1F,
+                msn: 0,
+            });
+        }
+        let mut out = Vec::new();
+        f.emit(Dialect::Roce, IntConfig::default(), &mut out)
+            .unwrap();
+        out
+    };
+    let flows = "\n[[flows]]\nlocal_ip = \"10.0.0.1\"\nlocal_qp = 0x111\nremote_ip = \"10.0.0.2\"\nremote_qp = 0x222\n\n[[flows]]\nlocal_ip = \"10.0.0.1\"\nlocal_qp = 0x444\nremote_ip = \"10.0.0.2\"\nremote_qp = 0x333\n";
+    let manifest = std::fs::read_to_string(src.join("paced.toml")).unwrap();
+    let dir = common::Scratch::new("observed-lone");
+    let t = paced.last().unwrap().0 + 1_000;
+    let mut runs = Vec::new();
+    for (name, ack) in [("ack", true), ("cnp", false)] {
+        let path = dir.join(format!("{name}.pcap"));
+        let mut w = PcapWriter::new(std::fs::File::create(&path).unwrap()).unwrap();
+        for (ts, f) in &paced {
+            w.write(*ts, f).unwrap();
+        }
+        w.write(t, &feedback(ack)).unwrap();
+        w.into_inner().unwrap();
+        std::fs::write(
+            dir.join(format!("{name}.toml")),
+            manifest.replace("paced.pcap", &format!("{name}.pcap")) + flows,
+        )
+        .unwrap();
+        let toml = format!("{name}.toml");
+        runs.push(ccreplay(&dir, &["diff", &toml, "--dut", "observed"]));
+    }
+    let (code, out, err) = &runs[0];
+    assert_eq!(*code, 0, "{out}{err}");
+    assert!(out.contains("81 events (tx_data 80, rx_ack 1)"), "{out}");
+    assert!(!out.contains("\nflow 1:"), "{out}");
+    assert!(out.contains("CONFORMANT: 1 flows"), "{out}");
+    let (code, out, err) = &runs[1];
+    assert_eq!(*code, 0, "{out}{err}");
+    assert!(
+        out.contains("\nflow 1: ok — 1 reference decisions, 0 observed"),
+        "{out}"
+    );
+    assert!(out.contains("CONFORMANT: 2 flows"), "{out}");
+}
