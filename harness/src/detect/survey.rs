@@ -30,8 +30,6 @@ pub struct Direction {
 pub struct DirectionCounts {
     /// Frame number of its first packet (for ordering).
     pub first_frame: u64,
-    /// All RoCEv2 packets.
-    pub packets: u64,
     /// Data packets: SEND / WRITE requests and READ responses.
     pub data: u64,
     /// ACK and NAK packets.
@@ -197,7 +195,6 @@ impl Survey {
                 first_frame: rec.frame_number,
                 ..Default::default()
             });
-            c.packets += 1;
             if op.is_read_request() {
                 c.read_requests += 1;
                 if requested.len() >= MAX_PENDING {

@@ -333,6 +333,22 @@ pub fn likely_cause(trace: &Trace, r: &ExtractReport) -> (String, String) {
         .into_iter()
         .max()
         .unwrap_or(0);
+    if biggest == 0 && r.events > 0 {
+        // Events, but not the model's: one direction captured, or the model of another side.
+        let kinds = r
+            .event_kinds
+            .nonzero()
+            .iter()
+            .map(|(k, c)| format!("{k} {}", n(*c)))
+            .collect::<Vec<_>>()
+            .join(", ");
+        return (
+            format!("its {} events are {kinds} only", n(r.events)),
+            "capture both directions at the capture point (the feedback comes back the other \
+             way), or choose the model for what it holds (--model)"
+                .to_string(),
+        );
+    }
     if biggest == 0 {
         let management = r.skipped.get(Skip::Management);
         if management > r.skipped.get(Skip::NoCcEvent) {
@@ -844,6 +860,34 @@ mod tests {
         // Without a misreading dialect the listed flow that never appears is reported too.
         assert!(f[1].message.contains("[[flows]] entry 1 (10.0.0.1 QP 0x000011 -> 10.0.0.3 QP 0x000021) never appears in the capture"), "{}", f[1].message);
         assert!(f.iter().all(Finding::is_error));
+    }
+
+    // A window model with no ACK to decide on: READ responses are named as the reason only
+    // when there are some (5 of 5 data events here), else the capture's likeliest cause.
+    #[test]
+    fn no_acks_names_read_responses_only_when_there_are_some() {
+        let t = trace("");
+        let hint = |reads: u64| {
+            let mut r = report(&[]);
+            (r.packets, r.roce, r.events) = (5, 5, 5);
+            (r.event_kinds.tx_data, r.event_kinds.read_responses) = (5, reads);
+            let f = assess(&t, "hpcc", &stats(5, 0, r), Strictness::default());
+            f[0].hint.clone().unwrap()
+        };
+        assert_eq!(
+            hint(5),
+            "hpcc decides on ACKs, and 5 of the data packets are READ responses, which no ACK \
+             answers: replay READ traffic with dcqcn, dcqcn-nic or dcqcn-ns3 (docs/verdicts.md \
+             \"READ traffic\")"
+        );
+        let write = hint(0);
+        assert_eq!(
+            write,
+            "hpcc decides on rx_ack / rx_nak, and the trace has none: its 5 events are tx_data \
+             5 only; capture both directions at the capture point (the feedback comes back the \
+             other way), or choose the model for what it holds (--model)"
+        );
+        assert!(!write.contains("READ"), "{write}");
     }
 
     // The note on a flow whose local_ip is not the host, and none on one whose is.
