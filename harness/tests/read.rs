@@ -320,3 +320,39 @@ fn clamp_with(name: &str, first: bool) -> (Scratch, i32, String) {
     );
     (dir, code, err)
 }
+
+/// Several READs outstanding at once: the twin with flow 1's request (its record 173) moved
+/// up beside flow 0's (record 1, the same timestamp), both before any response. init still
+/// pairs both flows by their requests.
+#[test]
+fn outstanding_reads_pair_each_flow() {
+    let dir = Scratch::new("read-outstanding");
+    let bytes = std::fs::read(repo().join("tests/fixtures/read/dcqcn_clamp_read.pcap")).unwrap();
+    // Records of the little-endian pcap: 16-byte header (incl_len at 8..12) and data.
+    let mut recs = Vec::new();
+    let mut at = 24;
+    while at < bytes.len() {
+        let len = u32::from_le_bytes(bytes[at + 8..at + 12].try_into().unwrap()) as usize;
+        recs.push(bytes[at..at + 16 + len].to_vec());
+        at += 16 + len;
+    }
+    assert_eq!(recs.len(), 405);
+    // Record 173 (index 172) is flow 1's READ request: opcode 0x0C at byte 16 + 42.
+    assert_eq!(recs[172][16 + 42], 0x0C);
+    let mut second = recs.remove(172);
+    second[..8].copy_from_slice(&recs[0][..8].to_vec());
+    recs.insert(1, second);
+    let mut out = bytes[..24].to_vec();
+    for r in &recs {
+        out.extend_from_slice(r);
+    }
+    std::fs::write(dir.join("two.pcap"), out).unwrap();
+    let (code, _, err) = ccreplay(&dir, &["init", "two.pcap", "-o", "two.toml"]);
+    assert_eq!(code, 0, "{err}");
+    let m: toml::Table =
+        toml::from_str(&std::fs::read_to_string(dir.join("two.toml")).unwrap()).unwrap();
+    assert_eq!(
+        m["flows"],
+        common::manifest("traces/dcqcn_clamp.toml")["flows"]
+    );
+}
