@@ -340,7 +340,8 @@ fn outstanding_reads_pair_each_flow() {
     // Record 173 (index 172) is flow 1's READ request: opcode 0x0C at byte 16 + 42.
     assert_eq!(recs[172][16 + 42], 0x0C);
     let mut second = recs.remove(172);
-    second[..8].copy_from_slice(&recs[0][..8].to_vec());
+    let t0 = recs[0][..8].to_vec();
+    second[..8].copy_from_slice(&t0);
     recs.insert(1, second);
     let mut out = bytes[..24].to_vec();
     for r in &recs {
