@@ -357,3 +357,49 @@ fn outstanding_reads_pair_each_flow() {
         common::manifest("traces/dcqcn_clamp.toml")["flows"]
     );
 }
+
+/// init's base RTT guess says why no round trip was timed: READ responses only where the
+/// capture is a responder's (the sender's); a WRITE sender without ACKs
+/// (tests/fixtures/observed/paced.pcap) and a READ requester (the receiver twin) say their
+/// own reasons.
+#[test]
+fn init_says_why_it_timed_no_round_trip() {
+    let dir = Scratch::new("read-rtt");
+    let guess = |file: &str| {
+        // paced.pcap has no CNP for dcqcn to decide on: init's try of the manifest it wrote
+        // fails (exit 2), the manifest stays.
+        let (code, _, err) = ccreplay(&dir, &["init", file, "-o", "m.toml"]);
+        assert_eq!(
+            code,
+            if file == "paced.pcap" { 2 } else { 0 },
+            "{file}: {err}"
+        );
+        let text = std::fs::read_to_string(dir.join("m.toml")).unwrap();
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("# GUESS") && l.contains("10 µs assumed"))
+            .unwrap_or_else(|| panic!("{file}: {text}"))
+            .to_string();
+        std::fs::remove_file(dir.join("m.toml")).unwrap();
+        line
+    };
+    twin(&dir, "dcqcn_clamp", |t| t);
+    twin(&dir, "dcqcn_np", |t| t);
+    std::fs::copy(
+        repo().join("tests/fixtures/observed/paced.pcap"),
+        dir.join("paced.pcap"),
+    )
+    .unwrap();
+    assert_eq!(
+        guess("dcqcn_clamp_read.pcap"),
+        "# GUESS: no ACK answers a data packet's PSN (READ responses are acknowledged by none): 10 µs assumed; set your network's base RTT"
+    );
+    assert_eq!(
+        guess("paced.pcap"),
+        "# GUESS: no ACK answers a data packet's PSN: 10 µs assumed; set your network's base RTT"
+    );
+    assert_eq!(
+        guess("dcqcn_np_read.pcap"),
+        "# GUESS: a receiver's capture holds no round trip: 10 µs assumed; set your network's base RTT"
+    );
+}

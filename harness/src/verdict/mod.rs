@@ -510,6 +510,11 @@ pub fn assess(trace: &Trace, model: &str, stats: &ReplayStats, opt: Strictness) 
             format!("{what}: {fix}")
         } else if present || inputs.is_empty() {
             "the model's parameters may keep it from reacting; see docs/models/".to_string()
+        } else if inputs == ["rx_cnp"] && r.events > 0 {
+            // DCQCN's reaction point acts on CNPs alone: an uncongested run has none.
+            format!(
+                "{model} reacts to CNPs only, and none reached the sender: no switch marked its packets while the capture ran, or the capture holds one direction; capture both directions of the port while the flow is congested"
+            )
         } else if r.event_kinds.read_responses > 0 && inputs.contains(&"rx_ack") {
             // READ traffic: the requester acknowledges nothing (its responses are the answer),
             // so a window model has no input; DCQCN's reaction point reacts to CNPs alone.
@@ -888,6 +893,23 @@ mod tests {
              other way), or choose the model for what it holds (--model)"
         );
         assert!(!write.contains("READ"), "{write}");
+    }
+
+    // DCQCN's reaction point with no CNP: the hint says an uncongested run has none.
+    #[test]
+    fn a_reaction_point_without_cnps_says_why() {
+        let t = trace("");
+        let mut r = report(&[]);
+        (r.packets, r.roce, r.events, r.event_kinds.tx_data) = (80, 80, 80, 80);
+        let f = assess(&t, "dcqcn", &stats(80, 0, r), Strictness::default());
+        assert_eq!(
+            f[0].hint.as_deref(),
+            Some(
+                "dcqcn reacts to CNPs only, and none reached the sender: no switch marked its \
+                 packets while the capture ran, or the capture holds one direction; capture both \
+                 directions of the port while the flow is congested"
+            )
+        );
     }
 
     // The note on a flow whose local_ip is not the host, and none on one whose is.
