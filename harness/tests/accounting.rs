@@ -362,25 +362,6 @@ fn junit_has_a_testcase_for_missing_and_broken_pairs_with_the_accounting() {
     );
 }
 
-/// The records of a little-endian nanosecond pcap (its 24-byte header checked), each with
-/// its time in ns.
-fn pcap_records(bytes: &[u8]) -> Vec<(u64, &[u8])> {
-    assert_eq!(
-        &bytes[..4],
-        &0xA1B2_3C4Du32.to_le_bytes(),
-        "ns pcap, little-endian"
-    );
-    let word = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
-    let (mut at, mut out) = (24, Vec::new());
-    while at < bytes.len() {
-        let t = u64::from(word(at)) * 1_000_000_000 + u64::from(word(at + 4));
-        let end = at + 16 + word(at + 8) as usize;
-        out.push((t, &bytes[at..end]));
-        at = end;
-    }
-    out
-}
-
 /// rdma_cm sets a connection up and tears it down with MADs to QP1 (tests/fixtures/cm/, made
 /// by scapy; tshark names them ConnectRequest, ConnectReply, ReadyToUse, DisconnectRequest,
 /// DisconnectReply). Merged by time into a bundled capture, as mergecap would, they are
@@ -391,8 +372,8 @@ fn connection_setup_is_management_not_a_flow() {
     let dir = common::Scratch::new("accounting-cm");
     let clamp = std::fs::read(repo().join("traces/dcqcn_clamp.pcap")).unwrap();
     let mads = std::fs::read(repo().join("tests/fixtures/cm/cm_mads.pcap")).unwrap();
-    let mut all = pcap_records(&mads);
-    all.extend(pcap_records(&clamp));
+    let mut all = common::pcap_records(&mads);
+    all.extend(common::pcap_records(&clamp));
     all.sort_by_key(|(t, _)| *t);
     let mut merged = clamp[..24].to_vec();
     for (_, r) in &all {
@@ -405,7 +386,7 @@ fn connection_setup_is_management_not_a_flow() {
     std::fs::write(dir.join("cm.toml"), manifest).unwrap();
     for (model, extra) in [
         ("dcqcn-nic", None),
-        ("dcqcn", Some(no_flows as fn(&str) -> String)),
+        ("dcqcn", Some(common::no_flows as fn(&str) -> String)),
     ] {
         if let Some(edit) = extra {
             let text = std::fs::read_to_string(dir.join("cm.toml")).unwrap();
@@ -444,49 +425,4 @@ fn connection_setup_is_management_not_a_flow() {
         m["flows"],
         common::manifest("traces/dcqcn_clamp.toml")["flows"]
     );
-}
-
-/// A manifest's text without its `[[flows]]` (they are paired from the capture).
-fn no_flows(text: &str) -> String {
-    let (a, b) = (
-        text.find("[[flows]]").unwrap(),
-        text.find("[source]").unwrap(),
-    );
-    format!("{}{}", &text[..a], &text[b..])
-}
-
-/// The same capture seen from its receiver, 10.0.0.2 (the counts by hand from the packets
-/// make_fixtures.py built, in its order): the 3 data packets of the flow are events; what
-/// 10.0.0.2 sends back — 2 ACKs, the NAK, the CNP and the ACK with a bad ICRC (a sent packet,
-/// whose ICRC is not checked) — is its own feedback; the WRITE it sends and the ACK it
-/// receives go the way a sender sees them.
-#[test]
-fn the_receiver_of_the_flow_accounts_for_the_same_packets() {
-    let dir = trace("receiver", "10.0.0.2", "roce", 4791, "");
-    let text = std::fs::read_to_string(dir.join("t.toml"))
-        .unwrap()
-        .replace("kind = \"sender\"", "kind = \"receiver\"")
-        .replace("name = \"dcqcn-nic\"", "name = \"dcqcn-np\"");
-    std::fs::write(dir.join("t.toml"), text).unwrap();
-    for jobs in [1, 2] {
-        let r = report(&dir, jobs);
-        assert_eq!((r.packets, r.roce, r.events), (20, 16, 3), "--jobs {jobs}");
-        assert_eq!(r.event_kinds.rx_data, 3);
-        for (why, want) in [
-            (Skip::Pfc, 1),
-            (Skip::OtherUdpPort, 2),
-            (Skip::NotRoce, 1),
-            (Skip::Malformed, 1),
-            (Skip::BadIcrc, 0),
-            (Skip::OtherHost, 3),
-            (Skip::Management, 1),
-            (Skip::WrongDirection, 2),
-            (Skip::ReceiverFeedback, 5),
-            (Skip::NoCcEvent, 1),
-            (Skip::UnpairedAck, 0),
-            (Skip::NoFlow, 0),
-        ] {
-            assert_eq!(r.skipped.get(why), want, "--jobs {jobs}: {}", why.key());
-        }
-    }
 }

@@ -49,21 +49,15 @@ fn without_index(mut d: Value) -> Value {
     d
 }
 
-/// The manifest without its `[[flows]]`: the flows are paired from the capture alone.
-fn no_flows(text: String) -> String {
-    let (a, b) = (
-        text.find("[[flows]]").unwrap(),
-        text.find("[source]").unwrap(),
-    );
-    format!("{}{}", &text[..a], &text[b..])
-}
-
 #[test]
 fn a_responder_paces_read_responses_as_a_writer_its_writes() {
     let dir = Scratch::new("read-sender");
     for (edit, how) in [
         (Box::new(|t| t) as Box<dyn Fn(String) -> String>, "manifest"),
-        (Box::new(no_flows), "READ requests' PSNs"),
+        (
+            Box::new(|t: String| common::no_flows(&t)),
+            "READ requests' PSNs",
+        ),
     ] {
         let manifest = twin(&dir, "dcqcn_clamp", edit);
         for model in ["dcqcn", "dcqcn-nic"] {
@@ -147,7 +141,7 @@ fn a_switch_port_sees_read_responses_as_data() {
             "kind = \"sender\"\nhost = \"10.0.0.1\"",
             "kind = \"switch_port\"\nport = \"tor:1\"",
         );
-        let t = no_flows(t);
+        let t = common::no_flows(&t);
         let models = t.find("[[models]]").unwrap();
         let source = t.find("[source]").unwrap();
         format!(
@@ -313,7 +307,7 @@ fn clamp_with(name: &str, first: bool) -> (Scratch, i32, String) {
     let text = std::fs::read_to_string(repo().join("traces/dcqcn_clamp.toml"))
         .unwrap()
         .replace("capture = \"dcqcn_clamp.pcap\"", "capture = \"a.pcap\"");
-    std::fs::write(dir.join("a.toml"), no_flows(text)).unwrap();
+    std::fs::write(dir.join("a.toml"), common::no_flows(&text)).unwrap();
     let (code, _, err) = ccreplay(
         &dir,
         &["replay", "a.toml", "--model", "dcqcn", "-o", "d.jsonl"],
@@ -328,14 +322,10 @@ fn clamp_with(name: &str, first: bool) -> (Scratch, i32, String) {
 fn outstanding_reads_pair_each_flow() {
     let dir = Scratch::new("read-outstanding");
     let bytes = std::fs::read(repo().join("tests/fixtures/read/dcqcn_clamp_read.pcap")).unwrap();
-    // Records of the little-endian pcap: 16-byte header (incl_len at 8..12) and data.
-    let mut recs = Vec::new();
-    let mut at = 24;
-    while at < bytes.len() {
-        let len = u32::from_le_bytes(bytes[at + 8..at + 12].try_into().unwrap()) as usize;
-        recs.push(bytes[at..at + 16 + len].to_vec());
-        at += 16 + len;
-    }
+    let mut recs: Vec<Vec<u8>> = common::pcap_records(&bytes)
+        .into_iter()
+        .map(|(_, r)| r.to_vec())
+        .collect();
     assert_eq!(recs.len(), 405);
     // Record 173 (index 172) is flow 1's READ request: opcode 0x0C at byte 16 + 42.
     assert_eq!(recs[172][16 + 42], 0x0C);

@@ -292,3 +292,32 @@ pub fn mirroring_switch(
         timestamp,
     }
 }
+
+/// A manifest's text without its `[[flows]]` (they are then paired from the capture): the
+/// text between the first `[[flows]]` and `[source]` removed.
+pub fn no_flows(text: &str) -> String {
+    let (a, b) = (
+        text.find("[[flows]]").unwrap(),
+        text.find("[source]").unwrap(),
+    );
+    format!("{}{}", &text[..a], &text[b..])
+}
+
+/// The records of a little-endian nanosecond pcap (its magic checked), each with its time in
+/// ns and its bytes (16-byte record header and data).
+pub fn pcap_records(bytes: &[u8]) -> Vec<(u64, &[u8])> {
+    assert_eq!(
+        &bytes[..4],
+        &0xA1B2_3C4Du32.to_le_bytes(),
+        "ns pcap, little-endian"
+    );
+    let word = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
+    let (mut at, mut out) = (24, Vec::new());
+    while at < bytes.len() {
+        let t = u64::from(word(at)) * 1_000_000_000 + u64::from(word(at + 4));
+        let end = at + 16 + word(at + 8) as usize;
+        out.push((t, &bytes[at..end]));
+        at = end;
+    }
+    out
+}
