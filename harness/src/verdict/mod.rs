@@ -309,9 +309,17 @@ pub fn likely_cause(trace: &Trace, r: &ExtractReport) -> (String, String) {
                     m.network.udp_port,
                     n(count)
                 ),
-                format!(
-                    "if port {port} carries RoCEv2, set `network.udp_port = {port}` in {manifest}"
-                ),
+                match port {
+                    // Overlay tunnels (RFC 7348, RFC 8926): RoCEv2 inside is not decoded, and
+                    // setting the port would read the tunnel header as BTH.
+                    4789 | 6081 => format!(
+                        "UDP {port} is {}: RoCEv2 carried inside an overlay tunnel is not decoded; capture where its packets are plain (the host's RDMA interface, a port before the encapsulation)",
+                        if port == 4789 { "VXLAN" } else { "Geneve" }
+                    ),
+                    _ => format!(
+                        "if port {port} carries RoCEv2, set `network.udp_port = {port}` in {manifest}"
+                    ),
+                },
             );
         }
         let pfc = r.skipped.get(Skip::Pfc);
@@ -893,6 +901,32 @@ mod tests {
              other way), or choose the model for what it holds (--model)"
         );
         assert!(!write.contains("READ"), "{write}");
+    }
+
+    // UDP to an overlay's port is a tunnel, not RoCEv2 on another port (RFC 7348, 8926).
+    #[test]
+    fn an_overlay_tunnel_is_not_another_roce_port() {
+        let t = trace("");
+        let fix = |port: u16| {
+            let mut r = report(&[(Skip::OtherUdpPort, 10)]);
+            (r.packets, r.other_udp_ports) = (10, vec![(port, 10)]);
+            likely_cause(&t, &r).1
+        };
+        assert!(
+            fix(4789).starts_with("UDP 4789 is VXLAN: "),
+            "{}",
+            fix(4789)
+        );
+        assert!(
+            fix(6081).starts_with("UDP 6081 is Geneve: "),
+            "{}",
+            fix(6081)
+        );
+        assert!(
+            fix(4792).starts_with("if port 4792 carries RoCEv2, set `network.udp_port = 4792`"),
+            "{}",
+            fix(4792)
+        );
     }
 
     // DCQCN's reaction point with no CNP: the hint says an uncongested run has none.
