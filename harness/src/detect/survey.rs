@@ -207,10 +207,9 @@ impl Survey {
                 // is the request's): the request's direction is the flow's feedback
                 // direction, where the requester's CNPs go. No RTT sample: at the responder
                 // the two are a processing time apart, not a round trip.
-                s.read_responses += op.is_read_response() as u64;
-                if op.is_read_response()
-                    && let Some(qp) = requested.remove(&(dst, src, psn))
-                {
+                let read = op.is_read_response();
+                s.read_responses += read as u64;
+                if read && let Some(qp) = requested.remove(&(dst, src, psn)) {
                     let request = Direction {
                         src: dst,
                         dst: src,

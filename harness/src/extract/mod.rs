@@ -215,33 +215,20 @@ impl EventCounts {
     /// Count an event of this kind.
     #[inline]
     pub fn add(&mut self, kind: &EventKind) {
-        let opcode = match kind {
-            EventKind::TxData { opcode, .. } => {
-                self.tx_data += 1;
-                *opcode
-            }
-            EventKind::RxAck(_) => {
-                self.rx_ack += 1;
-                return;
-            }
-            EventKind::RxNak(_) => {
-                self.rx_nak += 1;
-                return;
-            }
-            EventKind::RxCnp => {
-                self.rx_cnp += 1;
-                return;
-            }
-            EventKind::RxData { opcode, .. } => {
-                self.rx_data += 1;
-                *opcode
-            }
-            EventKind::Dequeue { opcode, .. } => {
-                self.switch += 1;
-                *opcode
-            }
-        };
-        self.read_responses += Opcode(opcode).is_read_response() as u64;
+        match kind {
+            EventKind::TxData { .. } => self.tx_data += 1,
+            EventKind::RxAck(_) => self.rx_ack += 1,
+            EventKind::RxNak(_) => self.rx_nak += 1,
+            EventKind::RxCnp => self.rx_cnp += 1,
+            EventKind::RxData { .. } => self.rx_data += 1,
+            EventKind::Dequeue { .. } => self.switch += 1,
+        }
+        if let EventKind::TxData { opcode, .. }
+        | EventKind::RxData { opcode, .. }
+        | EventKind::Dequeue { opcode, .. } = kind
+        {
+            self.read_responses += Opcode(*opcode).is_read_response() as u64;
+        }
     }
 
     /// (protocol name, count) of every kind with a count.
