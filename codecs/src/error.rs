@@ -27,6 +27,10 @@ pub enum Layer {
     Erspan,
     /// UDP header.
     Udp,
+    /// VXLAN header of a tunnelled packet (tunnel.rs).
+    Vxlan,
+    /// Geneve header and options of a tunnelled packet.
+    Geneve,
     /// INT stack shim (hpcc dialect, and inside the fncc ACK extension).
     IntStack,
     /// RCC transmit-timestamp shim.
@@ -77,6 +81,8 @@ impl Layer {
             Layer::Gre => "gre",
             Layer::Erspan => "erspan",
             Layer::Udp => "udp",
+            Layer::Vxlan => "vxlan",
+            Layer::Geneve => "geneve",
             Layer::IntStack => "int",
             Layer::RccShim => "rcc_shim",
             Layer::Bth => "bth",

@@ -28,7 +28,7 @@ pub fn decode(data: &[u8], dialect: Dialect) {
         },
     };
     let p = Packet::decode(frame, orig_len, start, &cfg);
-    let _ = p.icrc_check();
+    let _ = (p.icrc_check(), p.ecn());
     // A mirroring switch's stamp, read twice by one clock: at capture time 0, then again at
     // the latest time a record can claim (the unwrap across the widest gap).
     let stamp = crate::mirror_clock::Stamp::of(p.mirror.as_ref());
@@ -94,7 +94,7 @@ pub fn roundtrip(input: RoundTrip) {
         dialect: input.dialect,
         int,
         udp_port: 4791,
-        mirror_session: None,
+        ..DecodeConfig::default()
     };
     let mut frame = input.frame;
     frame.conform(cfg.dialect, int, cfg.udp_port);

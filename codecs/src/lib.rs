@@ -18,6 +18,7 @@ pub mod mirror_clock;
 pub mod packet;
 pub mod pfc;
 pub mod shim;
+pub mod tunnel;
 
 pub use error::{DecodeError, ErrorKind, Layer};
 pub use packet::{DecodeConfig, LinkStart, Packet};

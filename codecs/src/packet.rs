@@ -26,6 +26,7 @@ use crate::pfc::{ETHERTYPE_MAC_CONTROL, PfcRepr};
 use crate::shim::{
     Dialect, FnccExtView, IntConfig, IntStackView, RCC_EXT_LEN, RCC_SHIM_LEN, RccExt,
 };
+use crate::tunnel::{self, GENEVE_UDP_PORT, Tunnel, TunnelKind, VXLAN_UDP_PORT};
 
 /// EtherType of IPv4.
 pub const ETHERTYPE_IPV4: u16 = 0x0800;
@@ -51,6 +52,11 @@ pub struct DecodeConfig {
     /// unread ([`Mirror::read`] false): a capture that holds copies of the same traffic from
     /// several mirror sessions is read once (docs/wire.md 2.1).
     pub mirror_session: Option<u16>,
+    /// UDP destination port of VXLAN (4789; 0: not read), whose inner frame is decoded as
+    /// the packet (docs/wire.md 2.2).
+    pub vxlan_port: u16,
+    /// UDP destination port of Geneve (6081; 0: not read).
+    pub geneve_port: u16,
 }
 
 impl Default for DecodeConfig {
@@ -60,6 +66,8 @@ impl Default for DecodeConfig {
             int: IntConfig::default(),
             udp_port: ROCEV2_UDP_PORT,
             mirror_session: None,
+            vxlan_port: VXLAN_UDP_PORT,
+            geneve_port: GENEVE_UDP_PORT,
         }
     }
 }
@@ -354,6 +362,9 @@ pub struct Packet<'a> {
     /// The encapsulation of a mirrored packet (ERSPAN, gretap: mirror.rs); the layers above
     /// are then the mirrored frame's.
     pub mirror: Option<Mirror>,
+    /// The overlay tunnel the packet travels in (VXLAN, Geneve: tunnel.rs); the layers above
+    /// are then the inner frame's.
+    pub tunnel: Option<Tunnel>,
     /// Why decoding stopped early, if it did.
     pub error: Option<DecodeError>,
     /// The first non-fatal finding (reserved value set).
@@ -387,6 +398,7 @@ impl<'a> Packet<'a> {
             roce: None,
             pfc: None,
             mirror: None,
+            tunnel: None,
             error: None,
             warning: None,
             warnings: 0,
@@ -601,7 +613,16 @@ impl<'a> Packet<'a> {
             ));
         }
         if udp_info.dst_port != cfg.udp_port {
-            return Ok(());
+            let kind = match udp_info.dst_port {
+                0 => return Ok(()),
+                p if p == cfg.vxlan_port => TunnelKind::Vxlan,
+                p if p == cfg.geneve_port => TunnelKind::Geneve,
+                _ => return Ok(()),
+            };
+            if self.tunnel.is_some() {
+                return Ok(()); // one level only: a tunnel inside the tunnel is plain UDP
+            }
+            return self.decode_tunnel(kind, ip, udp_info, udp_end, cfg);
         }
         // The record may be cut by snaplen inside the UDP payload: read only what was captured.
         self.decode_roce(udp_off + 8, udp_end, cfg)
@@ -662,6 +683,64 @@ impl<'a> Packet<'a> {
             None => self.decode_ethernet_header(inner)?,
         };
         self.decode_network::<false>(orig_len, net_off, ether_type, cfg)
+    }
+
+    /// A VXLAN or Geneve packet: its outer headers move to `tunnel` and the inner frame is
+    /// decoded as the packet (wire.md 2.2). One level only.
+    #[cold]
+    fn decode_tunnel(
+        &mut self,
+        kind: TunnelKind,
+        ip: IpInfo,
+        udp: UdpInfo,
+        udp_end: usize,
+        cfg: &DecodeConfig,
+    ) -> Result<(), DecodeError> {
+        let t = tunnel::parse(self.data, kind, udp.offset + 8, udp_end)?;
+        self.warn(t.warning);
+        let Some(inner) = t.inner else {
+            return Ok(()); // Geneve carrying something else: the packet stays its UDP
+        };
+        let at = match inner {
+            tunnel::Inner::Ethernet(at) | tunnel::Inner::Network(at, _) => at,
+        };
+        // The outer Ethernet header starts the frame, or a mirrored frame inside it.
+        let eth_at = self.mirror.map_or(0, |m| m.inner);
+        // Offsets fit u32: a record is at most a pcap's 2^32 - 1 bytes.
+        self.tunnel = Some(Tunnel {
+            kind,
+            ecn: ip.ecn,
+            udp_src_port: udp.src_port,
+            eth_offset: self.eth.take().map(|_| eth_at as u32),
+            ip_offset: ip.offset as u32,
+            offset: (udp.offset + 8) as u32,
+            flags: t.flags,
+            protocol: t.protocol,
+            vni: t.vni,
+            options_len: t.options_len,
+            inner: at as u32,
+        });
+        self.ip = None;
+        self.udp = None;
+        // The inner frame ends with the outer UDP payload.
+        let (net_off, ether_type) = match inner {
+            tunnel::Inner::Network(at, ether_type) => (at, ether_type),
+            tunnel::Inner::Ethernet(at) => self.decode_ethernet_header(at)?,
+        };
+        self.decode_network::<false>(udp_end, net_off, ether_type, cfg)
+    }
+
+    /// The ECN codepoint the packet's receiver acts on: the IP header's, or for a tunnelled
+    /// packet what decapsulation leaves on the inner header (RFC 6040 4.2: an outer CE on an
+    /// ECN-capable inner packet is CE; [`tunnel::decap_ecn`]). `None` without IP, and for the
+    /// one combination the decapsulator drops (outer CE, inner Not-ECT).
+    #[inline]
+    pub fn ecn(&self) -> Option<u8> {
+        let ip = self.ip.as_ref()?;
+        match &self.tunnel {
+            None => Some(ip.ecn),
+            Some(t) => tunnel::decap_ecn(t.ecn, ip.ecn),
+        }
     }
 
     /// The Ethernet header (and VLAN tags) at offset `at`.

@@ -28,7 +28,7 @@ fn roundtrip(dialect: Dialect, layout: IntLayout, cases: u64) {
             max_hops: 5,
         },
         udp_port: 4791,
-        mirror_session: None,
+        ..DecodeConfig::default()
     };
     let mut out = Vec::new();
     for case in 0..cases {

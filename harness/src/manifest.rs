@@ -160,10 +160,53 @@ pub struct Network {
     /// RoCEv2 UDP port (default 4791).
     #[serde(default = "default_udp_port")]
     pub udp_port: u16,
+    /// VXLAN's UDP port (default 4789; 0: VXLAN not decoded): RoCEv2 inside is read
+    /// (docs/wire.md 2.2).
+    #[serde(
+        default = "default_vxlan_port",
+        skip_serializing_if = "is_default_vxlan_port"
+    )]
+    pub vxlan_port: u16,
+    /// Geneve's UDP port (default 6081; 0: Geneve not decoded).
+    #[serde(
+        default = "default_geneve_port",
+        skip_serializing_if = "is_default_geneve_port"
+    )]
+    pub geneve_port: u16,
+}
+
+impl Default for Network {
+    /// No rates or delays (0) and the standard ports: for literals that fill in the rest.
+    fn default() -> Self {
+        Network {
+            link_rate_bps: 0,
+            base_rtt_ns: 0,
+            mtu_bytes: 0,
+            udp_port: default_udp_port(),
+            vxlan_port: default_vxlan_port(),
+            geneve_port: default_geneve_port(),
+        }
+    }
 }
 
 fn default_udp_port() -> u16 {
     4791
+}
+
+fn default_vxlan_port() -> u16 {
+    ccreplay_codecs::tunnel::VXLAN_UDP_PORT
+}
+
+fn is_default_vxlan_port(p: &u16) -> bool {
+    *p == default_vxlan_port()
+}
+
+fn default_geneve_port() -> u16 {
+    ccreplay_codecs::tunnel::GENEVE_UDP_PORT
+}
+
+fn is_default_geneve_port(p: &u16) -> bool {
+    *p == default_geneve_port()
 }
 
 /// INT configuration.
@@ -377,6 +420,8 @@ impl Manifest {
             },
             udp_port: self.network.udp_port,
             mirror_session: self.mirror.session,
+            vxlan_port: self.network.vxlan_port,
+            geneve_port: self.network.geneve_port,
         }
     }
 

@@ -5,20 +5,9 @@
 
 mod common;
 
-use common::repo;
+use common::{repo, tshark};
 
 use std::process::Command;
-
-fn tshark() -> bool {
-    let ok = Command::new("tshark")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok && std::env::var("CCREPLAY_REQUIRE_TSHARK").is_ok_and(|v| v == "1") {
-        panic!("tshark is required (CCREPLAY_REQUIRE_TSHARK=1) but not installed");
-    }
-    ok
-}
 
 /// Fields of plain RoCEv2 both decoders name the same way: frame, Ethernet, IPv4, UDP, BTH,
 /// RETH, AETH (hex ones among them: eth.type, destqp, va, r_key).

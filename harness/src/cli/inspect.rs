@@ -101,6 +101,7 @@ pub(crate) fn run(a: InspectArgs) -> Result<u8, Failure> {
             udp_port: a.udp_port,
             // Every mirrored frame, whatever its session: inspect shows the capture.
             mirror_session: None,
+            ..DecodeConfig::default()
         },
         None => detected(&a)?,
     };

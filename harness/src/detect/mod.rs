@@ -241,7 +241,7 @@ pub fn candidates(udp_port: u16) -> Vec<DecodeConfig> {
         dialect,
         int: IntConfig { layout, max_hops },
         udp_port,
-        mirror_session: None,
+        ..DecodeConfig::default()
     };
     let mut v = vec![cfg(Dialect::Roce, IntLayout::Padded, DEFAULT_HOPS)];
     for d in [Dialect::Hpcc, Dialect::Fncc] {

@@ -1080,7 +1080,9 @@ fn pre_event(rec: &Record<'_>, cfg: &DecodeConfig, point: &CapturePoint) -> Pre 
         };
         return pre;
     }
-    let ecn = p.ip.map_or(0, |ip| ip.ecn);
+    // A tunnelled packet's mark is what decapsulation leaves (RFC 6040; a dropped one reads
+    // as Not-ECT: its receiver never sees it).
+    let ecn = p.ecn().unwrap_or(0);
     let data = |local, remote, r: &Roce<'_>| What::Data {
         local,
         remote,

@@ -42,7 +42,7 @@ enum Display {
 /// `tshark -G fields | awk -F'\t' '$6=="BASE_HEX" || $4=="FT_BYTES" {print $3, $4, $7}'`,
 /// kept to the keys inspect writes. Everything else inspect names the Wireshark way is
 /// BASE_DEC (or an address, a time, a boolean shown as 0/1), as in the JSON.
-const WIRESHARK_HEX: [(&str, Display); 14] = [
+const WIRESHARK_HEX: [(&str, Display); 18] = [
     ("eth.type", Display::Hex(4)),                 // FT_UINT16
     ("vlan.etype", Display::Hex(4)),               // FT_UINT16
     ("infiniband.bth.destqp", Display::Hex(6)),    // FT_UINT24
@@ -57,6 +57,10 @@ const WIRESHARK_HEX: [(&str, Display); 14] = [
     ("infiniband.immdt", Display::Bytes(4)),       // FT_BYTES
     ("gre.proto", Display::Hex(4)),                // FT_UINT16
     ("gre.key", Display::Hex(8)),                  // FT_UINT32
+    ("vxlan.flags", Display::Hex(4)),              // FT_UINT16
+    ("geneve.flags", Display::Hex(2)),             // FT_UINT8
+    ("geneve.proto_type", Display::Hex(4)),        // FT_UINT16
+    ("geneve.vni", Display::Hex(6)),               // FT_UINT24, BASE_HEX_DEC
 ];
 
 fn display_of(field: &str) -> Display {

@@ -16,6 +16,7 @@ use ccreplay_codecs::mirror::Mirror;
 use ccreplay_codecs::packet::{AckExt, ETHERTYPE_QINQ, ETHERTYPE_VLAN, IpAddrs, Packet, Shim};
 use ccreplay_codecs::shim::IntStackView;
 use ccreplay_codecs::shim::int::IntHop;
+use ccreplay_codecs::tunnel::{Tunnel, TunnelKind};
 use ccreplay_codecs::{DecodeConfig, DecodeError, ErrorKind};
 
 pub mod fields;
@@ -425,6 +426,47 @@ fn write_int(o: &mut Rec<'_>, s: &IntStackView<'_>, offset: usize) {
     o.u(key!("ccreplay.offset.int"), offset as u64);
 }
 
+/// A tunnelled packet's outer headers (codecs tunnel.rs) under `ccreplay.tunnel.*` (Wireshark's
+/// `eth.*`, `ip.*` and `udp.*` are the inner frame's here), VXLAN and Geneve under Wireshark's
+/// names, and the ECN decapsulation leaves (RFC 6040; absent when it drops the packet).
+fn write_tunnel(o: &mut Rec<'_>, t: &Tunnel, p: &Packet<'_>) {
+    o.s(key!("ccreplay.tunnel"), t.kind.name());
+    if let Some((src, dst)) = t.macs(p.data) {
+        o.mac(key!("ccreplay.tunnel.eth.src"), src)
+            .mac(key!("ccreplay.tunnel.eth.dst"), dst);
+    }
+    match t.ip_addrs(p.data) {
+        Some(IpAddrs::V4 { src, dst }) => {
+            o.ipv4(key!("ccreplay.tunnel.ip.src"), src)
+                .ipv4(key!("ccreplay.tunnel.ip.dst"), dst);
+        }
+        Some(a @ IpAddrs::V6 { .. }) => {
+            o.display(key!("ccreplay.tunnel.ip.src"), a.src())
+                .display(key!("ccreplay.tunnel.ip.dst"), a.dst());
+        }
+        None => {}
+    }
+    o.u(key!("ccreplay.tunnel.ip.ecn"), t.ecn)
+        .u(key!("ccreplay.tunnel.udp.srcport"), t.udp_src_port)
+        .u(key!("ccreplay.offset.tunnel"), t.offset);
+    match t.kind {
+        TunnelKind::Vxlan => {
+            o.u(key!("vxlan.flags"), t.flags)
+                .u(key!("vxlan.vni"), t.vni);
+        }
+        TunnelKind::Geneve => {
+            o.u(key!("geneve.flags"), t.flags)
+                .u(key!("geneve.proto_type"), t.protocol)
+                .u(key!("geneve.vni"), t.vni)
+                .u(key!("ccreplay.geneve.options_len"), t.options_len);
+        }
+    }
+    o.u(key!("ccreplay.offset.inner"), t.inner);
+    if let Some(ecn) = p.ecn() {
+        o.u(key!("ccreplay.tunnel.decap_ecn"), ecn);
+    }
+}
+
 /// A mirrored packet's encapsulation (codecs mirror.rs): the outer addresses under
 /// `ccreplay.mirror.*` (Wireshark's `eth.*` and `ip.*` are the mirrored frame's here), GRE and
 /// ERSPAN under Wireshark's names.
@@ -504,6 +546,9 @@ pub fn write_json(
         .flag(key!("ccreplay.truncated"), rec.is_truncated());
     if let Some(m) = &p.mirror {
         write_mirror(&mut o, m);
+    }
+    if let Some(t) = &p.tunnel {
+        write_tunnel(&mut o, t, p);
     }
     if let Some(eth) = &p.eth {
         o.mac(key!("eth.src"), eth.src)
@@ -860,6 +905,16 @@ fn write_text(buf: &mut LineBuf, rec: &Record<'_>, p: &Packet<'_>, icrc: Option<
         );
     } else if p.ip.is_none() && p.error.is_none() {
         buf.extend(b"(not IP)");
+    }
+    if let Some(t) = &p.tunnel {
+        let kind = match t.kind {
+            TunnelKind::Vxlan => "VXLAN",
+            TunnelKind::Geneve => "Geneve",
+        };
+        let _ = match t.ip_addrs(p.data) {
+            Some(a) => write!(buf, "  [in {kind} {} {} -> {}]", t.vni, a.src(), a.dst()),
+            None => write!(buf, "  [in {kind} {}]", t.vni),
+        };
     }
     if let Some(m) = &p.mirror {
         let _ = write!(

@@ -751,6 +751,7 @@ fn switch_manifest(
             base_rtt_ns,
             mtu_bytes: u64::from(cfg.mtu_bytes),
             udp_port: ROCE_UDP_PORT,
+            ..Net::default()
         },
         int: IntSection::default(),
         models: vec![ModelSpec {
@@ -948,6 +949,7 @@ fn manifest_text(
             base_rtt_ns,
             mtu_bytes: u64::from(cfg.mtu_bytes),
             udp_port: ROCE_UDP_PORT,
+            ..Net::default()
         },
         int: IntSection::default(),
         models,

@@ -187,7 +187,7 @@ fn read(
                     .unwrap_or(0),
             );
         } else if let (Some(ip), Some(roce), true) = (&p.ip, &p.roce, p.error.is_none()) {
-            f.ecn = ip.ecn;
+            f.ecn = p.ecn().unwrap_or(0);
             if roce.is_flow_data() {
                 f.key = Some((
                     ip.addrs.src(),

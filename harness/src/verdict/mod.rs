@@ -309,12 +309,25 @@ pub fn likely_cause(trace: &Trace, r: &ExtractReport) -> (String, String) {
                     m.network.udp_port,
                     n(count)
                 ),
+                // Overlay tunnels (RFC 7348, RFC 8926; wire.md 2.2): setting `udp_port` to
+                // theirs would read the tunnel header as BTH.
                 match port {
-                    // Overlay tunnels (RFC 7348, RFC 8926): RoCEv2 inside is not decoded, and
-                    // setting the port would read the tunnel header as BTH.
+                    p if p == m.network.vxlan_port || p == m.network.geneve_port => format!(
+                        "UDP {port} is the {} port here, and these packets carry no Ethernet or IP frame inside (docs/wire.md 2.2): capture where the RoCEv2 travels",
+                        if p == m.network.vxlan_port {
+                            "VXLAN"
+                        } else {
+                            "Geneve"
+                        }
+                    ),
                     4789 | 6081 => format!(
-                        "UDP {port} is {}: RoCEv2 carried inside an overlay tunnel is not decoded; capture where its packets are plain (the host's RDMA interface, a port before the encapsulation)",
-                        if port == 4789 { "VXLAN" } else { "Geneve" }
+                        "UDP {port} is {}'s port, which {manifest} moves (`network.{}_port`): remove that line to read the RoCEv2 inside the tunnel",
+                        if port == 4789 { "VXLAN" } else { "Geneve" },
+                        if port == 4789 { "vxlan" } else { "geneve" }
+                    ),
+                    // Linux's VXLAN port before IANA assigned 4789 (still its default).
+                    8472 => format!(
+                        "UDP 8472 is Linux's VXLAN port: if the packets are VXLAN, set `network.vxlan_port = 8472` in {manifest} to read the RoCEv2 inside"
                     ),
                     _ => format!(
                         "if port {port} carries RoCEv2, set `network.udp_port = {port}` in {manifest}"
@@ -903,25 +916,44 @@ mod tests {
         assert!(!write.contains("READ"), "{write}");
     }
 
-    // UDP to an overlay's port is a tunnel, not RoCEv2 on another port (RFC 7348, 8926).
+    // UDP to an overlay's port is a tunnel, not RoCEv2 on another port (RFC 7348, 8926):
+    // left as UDP only when it holds no frame, or the manifest moved the tunnel's port.
     #[test]
     fn an_overlay_tunnel_is_not_another_roce_port() {
-        let t = trace("");
-        let fix = |port: u16| {
+        let fix_in = |t: &Trace, port: u16| {
             let mut r = report(&[(Skip::OtherUdpPort, 10)]);
             (r.packets, r.other_udp_ports) = (10, vec![(port, 10)]);
-            likely_cause(&t, &r).1
+            likely_cause(t, &r).1
         };
+        let t = trace("");
+        let fix = |port: u16| fix_in(&t, port);
         assert!(
-            fix(4789).starts_with("UDP 4789 is VXLAN: "),
+            fix(4789).starts_with("UDP 4789 is the VXLAN port here, and these packets carry no "),
             "{}",
             fix(4789)
         );
         assert!(
-            fix(6081).starts_with("UDP 6081 is Geneve: "),
+            fix(6081).starts_with("UDP 6081 is the Geneve port here"),
             "{}",
             fix(6081)
         );
+        assert!(
+            fix(8472).starts_with("UDP 8472 is Linux's VXLAN port: if the packets are VXLAN, set `network.vxlan_port = 8472`"),
+            "{}",
+            fix(8472)
+        );
+        let mut moved = trace("");
+        moved.manifest.network.vxlan_port = 8472;
+        moved.manifest.network.geneve_port = 0;
+        for (port, key) in [(4789, "vxlan"), (6081, "geneve")] {
+            let f = fix_in(&moved, port);
+            assert!(
+                f.contains(&format!(
+                    "which /nonexistent/t.toml moves (`network.{key}_port`)"
+                )),
+                "{f}"
+            );
+        }
         assert!(
             fix(4792).starts_with("if port 4792 carries RoCEv2, set `network.udp_port = 4792`"),
             "{}",

@@ -321,3 +321,16 @@ pub fn pcap_records(bytes: &[u8]) -> Vec<(u64, &[u8])> {
     }
     out
 }
+
+/// True when tshark runs here (the independent dissector some tests compare with; `.ci/run`
+/// installs it); without it those comparisons are skipped, unless CCREPLAY_REQUIRE_TSHARK=1.
+pub fn tshark() -> bool {
+    let ok = std::process::Command::new("tshark")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok && std::env::var("CCREPLAY_REQUIRE_TSHARK").is_ok_and(|v| v == "1") {
+        panic!("tshark is required (CCREPLAY_REQUIRE_TSHARK=1) but not installed");
+    }
+    ok
+}

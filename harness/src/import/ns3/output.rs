@@ -210,6 +210,7 @@ pub(super) fn stage_group(
             base_rtt_ns: g.base_rtt_ns.max(1),
             mtu_bytes: mtu,
             udp_port: 4791,
+            ..Network::default()
         },
         int: IntSection::default(),
         models,

@@ -13,6 +13,7 @@ use ccreplay_codecs::packet::{
     AckExt, ETHERTYPE_QINQ, ETHERTYPE_VLAN, IpAddrs, IpInfo, Packet, Roce, Shim,
 };
 use ccreplay_codecs::shim::IntStackView;
+use ccreplay_codecs::tunnel::{Tunnel, TunnelKind};
 use ccreplay_codecs::{DecodeConfig, DecodeError, ErrorKind};
 
 /// What one packet offers the accessors.
@@ -106,6 +107,27 @@ pub(crate) enum MirrorPart {
     OffsetMirror,
 }
 
+/// A tunnelled packet's outer headers (codecs tunnel.rs), by key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TunnelPart {
+    Kind,
+    EthSrc,
+    EthDst,
+    IpSrc,
+    IpDst,
+    IpEcn,
+    UdpSrc,
+    Offset,
+    VxlanFlags,
+    VxlanVni,
+    GeneveFlags,
+    GeneveProto,
+    GeneveVni,
+    GeneveOptionsLen,
+    OffsetInner,
+    DecapEcn,
+}
+
 /// Decode error or warning parts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum ProblemPart {
@@ -129,6 +151,7 @@ pub(crate) enum Field {
     InterfaceId,
     Truncated,
     Mirror(MirrorPart),
+    Tunnel(TunnelPart),
     EthSrc,
     EthDst,
     EthType,
@@ -275,6 +298,25 @@ pub(super) const NAMED: &[(&str, Field)] = {
         ("erspan.o", Mirror(MirrorPart::O)),
         ("erspan.platid", Mirror(MirrorPart::PlatId)),
         ("ccreplay.offset.mirror", Mirror(MirrorPart::OffsetMirror)),
+        ("ccreplay.tunnel", Tunnel(TunnelPart::Kind)),
+        ("ccreplay.tunnel.eth.src", Tunnel(TunnelPart::EthSrc)),
+        ("ccreplay.tunnel.eth.dst", Tunnel(TunnelPart::EthDst)),
+        ("ccreplay.tunnel.ip.src", Tunnel(TunnelPart::IpSrc)),
+        ("ccreplay.tunnel.ip.dst", Tunnel(TunnelPart::IpDst)),
+        ("ccreplay.tunnel.ip.ecn", Tunnel(TunnelPart::IpEcn)),
+        ("ccreplay.tunnel.udp.srcport", Tunnel(TunnelPart::UdpSrc)),
+        ("ccreplay.offset.tunnel", Tunnel(TunnelPart::Offset)),
+        ("vxlan.flags", Tunnel(TunnelPart::VxlanFlags)),
+        ("vxlan.vni", Tunnel(TunnelPart::VxlanVni)),
+        ("geneve.flags", Tunnel(TunnelPart::GeneveFlags)),
+        ("geneve.proto_type", Tunnel(TunnelPart::GeneveProto)),
+        ("geneve.vni", Tunnel(TunnelPart::GeneveVni)),
+        (
+            "ccreplay.geneve.options_len",
+            Tunnel(TunnelPart::GeneveOptionsLen),
+        ),
+        ("ccreplay.offset.inner", Tunnel(TunnelPart::OffsetInner)),
+        ("ccreplay.tunnel.decap_ecn", Tunnel(TunnelPart::DecapEcn)),
         ("eth.src", EthSrc),
         ("eth.dst", EthDst),
         ("eth.type", EthType),
@@ -465,6 +507,7 @@ impl Field {
             InterfaceId => U(rec.interface_id.into()),
             Truncated => flag(rec.is_truncated()),
             Mirror(part) => p.mirror.as_ref().map_or(Absent, |m| mirror(part, m)),
+            Tunnel(part) => p.tunnel.as_ref().map_or(Absent, |t| tunnel(part, t, p)),
             EthSrc | EthDst | EthType | TagsOf(..) | TagEtypes | VlanEtype | VlanCount
             | Tags(_) | RocePriority => eth(self, p),
             Ip4Src | Ip4Dst | Ip4Dscp | Ip4Ecn | Ip4HdrLen | Ip4Ttl | Ip6Src | Ip6Dst | Ip6Dscp
@@ -485,6 +528,36 @@ impl Field {
             IcrcComputed => cx.icrc.map_or(Absent, |(c, _)| U(c.into())),
             _ => roce(self, cx),
         }
+    }
+}
+
+/// As `write_tunnel` writes them: VXLAN's fields only in VXLAN, Geneve's only in Geneve.
+fn tunnel<'p>(part: TunnelPart, t: &Tunnel, p: &Packet<'_>) -> Val<'p> {
+    use TunnelPart::*;
+    use Val::{Absent, U};
+    let addr = |a: IpAddr| match a {
+        IpAddr::V4(v4) => Val::V4(v4.octets()),
+        v6 => Val::V6(v6),
+    };
+    let vxlan = t.kind == TunnelKind::Vxlan;
+    match part {
+        Kind => Val::Str(t.kind.name()),
+        EthSrc => t.macs(p.data).map_or(Absent, |(s, _)| Val::Mac(s)),
+        EthDst => t.macs(p.data).map_or(Absent, |(_, d)| Val::Mac(d)),
+        IpSrc => t.ip_addrs(p.data).map_or(Absent, |a| addr(a.src())),
+        IpDst => t.ip_addrs(p.data).map_or(Absent, |a| addr(a.dst())),
+        IpEcn => U(t.ecn.into()),
+        UdpSrc => U(t.udp_src_port.into()),
+        Offset => U(t.offset.into()),
+        VxlanFlags if vxlan => U(t.flags.into()),
+        VxlanVni if vxlan => U(t.vni.into()),
+        GeneveFlags if !vxlan => U(t.flags.into()),
+        GeneveProto if !vxlan => U(t.protocol.into()),
+        GeneveVni if !vxlan => U(t.vni.into()),
+        GeneveOptionsLen if !vxlan => U(t.options_len.into()),
+        OffsetInner => U(t.inner.into()),
+        DecapEcn => p.ecn().map_or(Absent, |e| U(e.into())),
+        _ => Absent,
     }
 }
 
