@@ -7,6 +7,7 @@ use ccreplay::diff::{
     self, DiffOptions, DiffReport, HOLD_LIMIT, Side, StateCompare, StreamDiff, Which,
 };
 use ccreplay_reference_cc::{Cause, Decision, Outputs, State, StateValue};
+use rstest::rstest;
 
 const NAMES: &[&str] = &["W", "U"];
 
@@ -569,6 +570,142 @@ fn streams_further_apart_than_the_hold_limit_are_flagged() {
     assert!(whole(&r, &r, &opts).ok());
 }
 
+#[test]
+fn closing_a_side_counts_the_other_side_s_decisions_at_once() {
+    let opts = DiffOptions::default();
+    let mut sd = StreamDiff::new(&opts);
+    assert!(!sd.is_closed(Which::Reference) && !sd.is_closed(Which::Dut));
+    // The reference decides on event 1 of flow 0 before the DUT decides on the flow: it waits.
+    sd.push(Which::Reference, &dec(0, 10, ack(1), 100));
+    assert_eq!(sd.held(Which::Reference), 1);
+    // The DUT will push nothing more: the waiting decision has no counterpart, and is no
+    // longer held (counted missing).
+    sd.close(Which::Dut);
+    assert!(sd.is_closed(Which::Dut));
+    assert!(!sd.is_closed(Which::Reference));
+    assert_eq!(sd.held(Which::Reference), 0);
+    // Nor have the reference's later ones, an event's and a timer's: counted at once.
+    sd.push(Which::Reference, &dec(0, 20, ack(2), 100));
+    sd.push(Which::Reference, &dec(0, 30, ALPHA, 100));
+    assert_eq!(sd.held(Which::Reference), 0);
+    assert_eq!(sd.max_held(), 1);
+    // 3 reference decisions, none paired: 3 missing, no extra.
+    assert_eq!(sd.finish().missing_extra(), (3, 0));
+}
+
+#[test]
+fn a_decision_on_an_event_the_other_side_is_past_is_counted_at_once() {
+    let opts = DiffOptions::default();
+    let mut sd = StreamDiff::new(&opts);
+    // The DUT decides on event 5 of flow 0: it waits for the reference's.
+    sd.push(Which::Dut, &dec(0, 50, ack(5), 100));
+    assert_eq!(sd.held(Which::Dut), 1);
+    // The reference decides on event 3, which the DUT (deciding in index order, past it) will
+    // not decide on: missing at once, not held; the DUT's event 5 still waits.
+    sd.push(Which::Reference, &dec(0, 30, ack(3), 100));
+    assert_eq!((sd.held(Which::Reference), sd.held(Which::Dut)), (0, 1));
+    // The reference's event 5, the same decision: they pair.
+    sd.push(Which::Reference, &dec(0, 50, ack(5), 100));
+    assert_eq!((sd.held(Which::Reference), sd.held(Which::Dut)), (0, 0));
+    let report = sd.finish();
+    // Event 3 missing; event 5 paired, equal.
+    assert_eq!(report.mismatches(), 0);
+    assert_eq!(report.missing_extra(), (1, 0));
+}
+
+/// Reference decisions pushed alone (the DUT silent) until [`HOLD_LIMIT`] is passed, among them
+/// two on one event (or two firings of one timer at one ns), the first dropped, the second not:
+/// the DUT's two still pair by ordinal (docs/diff.md, "Pairing"), the second with the second.
+#[rstest]
+#[case::event(ack(5))]
+#[case::timer(ALPHA)]
+fn after_a_drop_the_rest_of_a_key_pairs_by_ordinal(#[case] cause: Cause) {
+    let opts = DiffOptions::default();
+    let mut sd = StreamDiff::new(&opts);
+    let filler = |i: u64| dec(1, i, ack(i), 100);
+    // Flow 1's events 0..32,767 (32,768), then on flow 0 two decisions on `cause` at 1 ms —
+    // window 100 (ordinal 0), then 200 (ordinal 1) —, then flow 1's events 32,768..131,070
+    // (98,303): 131,073 in all, every one held. At the last the held count passes HOLD_LIMIT
+    // (131,072), and the oldest are dropped down to 3/4 of it (98,304): 32,769, flow 1's
+    // first 32,768 and flow 0's window 100 (counted missing). Flow 0's window 200 is held.
+    (0..32_768).for_each(|i| sd.push(Which::Reference, &filler(i)));
+    sd.push(Which::Reference, &dec(0, 1_000_000, cause, 100));
+    sd.push(Which::Reference, &dec(0, 1_000_000, cause, 200));
+    (32_768..131_071).for_each(|i| sd.push(Which::Reference, &filler(i)));
+    assert_eq!(sd.dropped(), 32_769);
+    assert_eq!(sd.held(Which::Reference), 98_304);
+    // The DUT makes the same two. Its first (ordinal 0) pairs with the reference's ordinal 0,
+    // dropped: it has none (extra). Its second (ordinal 1, window 200) pairs with the
+    // reference's ordinal 1 (window 200): equal.
+    sd.push(Which::Dut, &dec(0, 1_000_000, cause, 100));
+    sd.push(Which::Dut, &dec(0, 1_000_000, cause, 200));
+    let report = sd.finish();
+    let f0 = &report.flows[0];
+    assert_eq!(f0.flow, 0);
+    // Flow 0: no mismatch, the reference's window 100 missing, the DUT's extra.
+    assert_eq!((f0.mismatches, f0.missing, f0.extra), (0, 1, 1));
+}
+
+#[test]
+fn an_event_decision_is_uncertain_only_where_the_other_side_dropped() {
+    let opts = DiffOptions::default();
+    let mut sd = StreamDiff::new(&opts);
+    // The reference decides on flow 0's even events 0, 2, ..., 262,144 (131,073 decisions),
+    // the DUT on none: at the last the held count passes HOLD_LIMIT (131,072) and the oldest
+    // are dropped down to 98,304: 32,769, events 2k for k < 32,769, i.e. 0..=65,536.
+    (0..=131_072u64).for_each(|k| sd.push(Which::Reference, &dec(0, k, ack(2 * k), 100)));
+    assert_eq!((sd.dropped(), sd.uncertain()), (32_769, 0));
+    // The DUT decides on event 0, which the reference is past: it made it and dropped it, so
+    // they might have paired: uncertain.
+    sd.push(Which::Dut, &dec(0, 0, ack(0), 100));
+    assert_eq!(sd.uncertain(), 1);
+    // Event 65,536, the last dropped: likewise.
+    sd.push(Which::Dut, &dec(0, 32_768, ack(65_536), 100));
+    assert_eq!(sd.uncertain(), 2);
+    // Event 65,537: the reference is past it (at 262,144) and dropped none after 65,536: the
+    // DUT's decision has no counterpart, and is not uncertain.
+    sd.push(Which::Dut, &dec(0, 32_768, ack(65_537), 100));
+    assert_eq!(sd.uncertain(), 2);
+    // Event 65,538, the oldest the reference still holds: they pair.
+    sd.push(Which::Dut, &dec(0, 32_769, ack(65_538), 100));
+    assert_eq!(sd.uncertain(), 2);
+    assert_eq!(sd.held(Which::Reference), 98_304 - 1);
+    let report = sd.finish();
+    // The 32,769 dropped and the 98,303 the DUT never reached missing; its 0, 65,536, 65,537
+    // extra; 65,538 paired.
+    assert_eq!(report.missing_extra(), (32_769 + 98_303, 3));
+    assert_eq!(report.mismatches(), 0);
+}
+
+#[test]
+fn a_timer_firing_is_uncertain_only_where_the_other_side_dropped() {
+    let opts = DiffOptions::default();
+    let mut sd = StreamDiff::new(&opts);
+    // The DUT fires `alpha` on flow 0 at 1,000 ns, then decides on flow 1's events
+    // 0..131,071 (131,072), the reference on nothing: at the last the held count passes
+    // HOLD_LIMIT (131,072) and the oldest are dropped down to 98,304: 32,769, the firing at
+    // 1,000 and flow 1's events 0..32,767.
+    sd.push(Which::Dut, &dec(0, 1_000, ALPHA, 100));
+    (0..131_072).for_each(|i| sd.push(Which::Dut, &dec(1, i, ack(i), 100)));
+    assert_eq!((sd.dropped(), sd.uncertain()), (32_769, 0));
+    // The reference fires `alpha` at 3,000: the DUT may still fire it at 3,000 (its latest
+    // firing is at 1,000): held.
+    sd.push(Which::Reference, &dec(0, 3_000, ALPHA, 100));
+    assert_eq!(sd.held(Which::Reference), 1);
+    // The DUT fires it at 4,000: it will not fire it at 3,000, so the reference's firing has
+    // no counterpart; the DUT dropped its firing at 1,000 only, which could not pair with one
+    // at 3,000: not uncertain.
+    sd.push(Which::Dut, &dec(0, 4_000, ALPHA, 100));
+    assert_eq!(sd.held(Which::Reference), 0);
+    assert_eq!(sd.uncertain(), 0);
+    assert_eq!(sd.alignment_note(), None);
+    let report = sd.finish();
+    let f0 = &report.flows[0];
+    assert_eq!(f0.flow, 0);
+    // Flow 0: the reference's 3,000 missing; the DUT's 1,000 (dropped) and 4,000 extra.
+    assert_eq!((f0.mismatches, f0.missing, f0.extra), (0, 1, 2));
+}
+
 /// `check`'s streaming of a golden file beside the replay ([`golden::GoldenFeed`]): the two
 /// come in the same (time, flow) order, so what is held is at most one group of decisions of
 /// one flow at one time — counted here from the golden file itself.
@@ -658,4 +795,33 @@ fn a_dut_fed_in_step_holds_one_event_s_decisions() {
             m.display()
         );
     }
+}
+
+/// A firing counts as uncertain once, where its counterpart may be among the other side's
+/// dropped ones — not again when a later firing retires it.
+#[test]
+fn a_firing_the_other_side_made_once_and_dropped_is_uncertain_once() {
+    let opts = DiffOptions::default();
+    let mut sd = StreamDiff::new(&opts);
+    // The DUT fires `alpha` on flow 0 at 1,000 ns, then decides on flow 1's events
+    // 0..131,071: the held count passes HOLD_LIMIT (131,072) and the oldest 32,769 are
+    // dropped, the firing at 1,000 first.
+    sd.push(Which::Dut, &dec(0, 1_000, ALPHA, 100));
+    (0..131_072).for_each(|i| sd.push(Which::Dut, &dec(1, i, ack(i), 100)));
+    assert_eq!((sd.dropped(), sd.uncertain()), (32_769, 0));
+    // The reference fires it twice at 1,000. Its first (ordinal 0): the DUT made one at 1,000
+    // and dropped it — they might have paired: uncertain, counted missing at once.
+    sd.push(Which::Reference, &dec(0, 1_000, ALPHA, 100));
+    assert_eq!((sd.uncertain(), sd.held(Which::Reference)), (1, 0));
+    // Its second (ordinal 1): the DUT made one firing at 1,000 so far, so it may make a
+    // second: held.
+    sd.push(Which::Reference, &dec(0, 1_000, ALPHA, 100));
+    assert_eq!(sd.held(Which::Reference), 1);
+    // The DUT fires at 2,000: it made one firing at 1,000, never a second, so the held one
+    // has no counterpart, dropped or not: missing, and still 1 uncertain.
+    sd.push(Which::Dut, &dec(0, 2_000, ALPHA, 100));
+    assert_eq!((sd.uncertain(), sd.held(Which::Reference)), (1, 0));
+    let f0 = sd.finish().flows[0].clone();
+    // Flow 0: the reference's two missing; the DUT's 1,000 (dropped) and 2,000 extra.
+    assert_eq!((f0.mismatches, f0.missing, f0.extra), (0, 2, 2));
 }

@@ -142,14 +142,6 @@ impl<'o> StreamDiff<'o> {
         }
     }
 
-    /// Decisions pushed on one side.
-    pub fn count(&self, which: Which) -> u64 {
-        self.flows
-            .iter()
-            .map(|f| f.sides[which as usize].count)
-            .sum()
-    }
-
     /// Decisions of one side held now, waiting for the other's.
     pub fn held(&self, which: Which) -> usize {
         self.held[which as usize]
@@ -343,7 +335,6 @@ impl<'o> StreamDiff<'o> {
         };
         me.last = Some(t);
         me.at_last = ordinal + 1;
-        let mine_dropped = me.dropped;
         let Some(oi) = self.flows[f].sides[o]
             .timers
             .iter()
@@ -353,16 +344,16 @@ impl<'o> StreamDiff<'o> {
             return;
         };
         // This side fired the timer at `t`: the other side's held firings before `t` have no
-        // counterpart (this side fires it only later now).
+        // counterpart (this side fires it only later now). Never uncertain: a firing (ht, n)
+        // is held only while this side has made fewer than n + 1 firings at ht — one it made
+        // and dropped was counted when the held one arrived (`past` below) — and any it made
+        // after would have paired with it.
         while let Some(&slot) = self.flows[f].sides[o].timers[oi].held.front() {
             let ht = self.slab[slot as usize].d.t_ns;
             if ht >= t {
                 break;
             }
             self.flows[f].sides[o].timers[oi].held.pop_front();
-            if mine_dropped.is_some_and(|(lo, hi)| lo <= ht && ht <= hi) {
-                self.uncertain += 1;
-            }
             self.unmatched_slot(f, o, slot);
         }
         // Its counterpart: the other side's held firing at `t` with the same ordinal.
