@@ -196,24 +196,7 @@ fn every_opcode_tag_and_address_as_tshark_shows_them() {
         &["occurrence=f"][..],
         &["occurrence=l", "aggregator=/s"][..],
     ] {
-        let fields_of = |program: &str| {
-            let mut c = Command::new(program);
-            c.current_dir(repo());
-            if program == "tshark" {
-                c.args(["-r", capture, "-T", "fields"]);
-            } else {
-                c.args(["inspect", capture, "--dialect", "roce"]);
-            }
-            for f in EVERY_OPCODE {
-                c.args(["-e", f]);
-            }
-            for o in opts {
-                c.args(["-E", o]);
-            }
-            let out = c.output().unwrap();
-            assert!(out.status.success(), "{program}");
-            String::from_utf8(out.stdout).unwrap()
-        };
+        let fields_of = |program: &str| common::field_columns(program, capture, EVERY_OPCODE, opts);
         let (ours, theirs) = (fields_of(bin), fields_of("tshark"));
         assert_eq!(ours.lines().count(), 91, "{opts:?}");
         assert_eq!(theirs.lines().count(), 91, "{opts:?}");

@@ -8,10 +8,8 @@
 
 mod common;
 
-use std::path::Path;
-use std::process::Command;
-
 use common::{Scratch, repo, run as ccreplay, tshark};
+use std::path::Path;
 
 /// `traces/STEM.toml` with its capture replaced by the twin `FILE` (copied into `dir`);
 /// `edit` changes the manifest's text. Returns the manifest's path.
@@ -120,23 +118,7 @@ fn a_tunnel_port_turned_off_says_which_line_to_remove() {
 }
 
 fn fields(program: &str, capture: &str, keys: &[&str], opts: &[&str]) -> Vec<String> {
-    let mut c = Command::new(program);
-    c.current_dir(repo());
-    if program == "tshark" {
-        c.args(["-r", capture, "-T", "fields"]);
-    } else {
-        c.args(["inspect", capture, "--dialect", "roce"]);
-    }
-    for k in keys {
-        c.args(["-e", k]);
-    }
-    for o in opts {
-        c.args(["-E", o]);
-    }
-    let out = c.output().unwrap();
-    assert!(out.status.success(), "{program}");
-    String::from_utf8(out.stdout)
-        .unwrap()
+    common::field_columns(program, capture, keys, opts)
         .lines()
         .map(str::to_string)
         .collect()

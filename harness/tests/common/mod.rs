@@ -334,3 +334,24 @@ pub fn tshark() -> bool {
     }
     ok
 }
+
+/// `PROGRAM -T fields -e KEY... -E OPT...` on `capture` (relative to the repository): tshark
+/// itself, or ccreplay's `inspect --dialect roce` (its path as `program`). Its stdout.
+pub fn field_columns(program: &str, capture: &str, keys: &[&str], opts: &[&str]) -> String {
+    let mut c = std::process::Command::new(program);
+    c.current_dir(repo());
+    if program == "tshark" {
+        c.args(["-r", capture, "-T", "fields"]);
+    } else {
+        c.args(["inspect", capture, "--dialect", "roce"]);
+    }
+    for k in keys {
+        c.args(["-e", k]);
+    }
+    for o in opts {
+        c.args(["-E", o]);
+    }
+    let out = c.output().unwrap();
+    assert!(out.status.success(), "{program}");
+    String::from_utf8(out.stdout).unwrap()
+}
