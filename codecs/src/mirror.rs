@@ -540,9 +540,12 @@ pub struct MirrorRepr {
     pub timestamp: u32,
 }
 
-/// A frame too long for the outer IPv4 packet to carry (its total length is 16 bits).
+/// A frame too long for the outer IPv4 packet to carry (its total length is 16 bits): a
+/// mirror's (`MirrorRepr::write`) or a tunnel's (`tunnel::TunnelRepr::write`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("a {len}-byte frame does not fit in an IPv4 packet with its GRE and ERSPAN headers")]
+#[error(
+    "a {len}-byte frame does not fit in an IPv4 packet with its encapsulation (GRE and ERSPAN, or a tunnel's UDP header)"
+)]
 pub struct FrameTooLarge {
     /// The frame's length.
     pub len: usize,

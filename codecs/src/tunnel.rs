@@ -28,6 +28,7 @@
 //! underlay switch marks only the outer header.
 
 use crate::error::{DecodeError, ErrorKind, Layer};
+use crate::mirror::FrameTooLarge;
 use crate::packet::{ETHERTYPE_IPV4, ETHERTYPE_IPV6, IpAddrs};
 
 /// IANA's UDP port of VXLAN (RFC 7348 5).
@@ -230,6 +231,98 @@ pub(crate) fn parse(
                 inner,
                 warning: None,
             })
+        }
+    }
+}
+
+/// A frame to wrap as a tunnel endpoint sends it (`TunnelRepr::write`): outer Ethernet /
+/// IPv4 / UDP / VXLAN, or Geneve without options carrying Ethernet. The outer UDP checksum is
+/// 0, as RFC 7348 5 says a VXLAN endpoint should send it (RFC 8926 3.3 allows it over IPv4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TunnelRepr {
+    /// Which overlay.
+    pub kind: TunnelKind,
+    /// Outer Ethernet source and destination.
+    pub src_mac: [u8; 6],
+    /// See `src_mac`.
+    pub dst_mac: [u8; 6],
+    /// Outer IPv4 source and destination (the tunnel endpoints).
+    pub src_ip: [u8; 4],
+    /// See `src_ip`.
+    pub dst_ip: [u8; 4],
+    /// Outer TTL and identification.
+    pub ttl: u8,
+    /// See `ttl`.
+    pub ident: u16,
+    /// Outer UDP source port (the encapsulator's flow hash).
+    pub udp_src_port: u16,
+    /// Virtual network identifier (24 bits).
+    pub vni: u32,
+    /// Outer ECN; `None` copies the inner IP header's (RFC 6040 3.1, normal mode: the
+    /// underlay may then mark it), Not-ECT when the frame is not IP.
+    pub ecn: Option<u8>,
+}
+
+impl TunnelRepr {
+    /// Append the wrapped `frame` (an Ethernet frame) to `out`.
+    pub fn write(&self, frame: &[u8], out: &mut Vec<u8>) -> Result<(), FrameTooLarge> {
+        let too_large = FrameTooLarge { len: frame.len() };
+        let port = match self.kind {
+            TunnelKind::Vxlan => VXLAN_UDP_PORT,
+            TunnelKind::Geneve => GENEVE_UDP_PORT,
+        };
+        let udp_len = u16::try_from(8 + TUNNEL_HEADER_LEN + frame.len()).map_err(|_| too_large)?;
+        let ecn = self.ecn.unwrap_or_else(|| inner_ecn(frame).unwrap_or(0)) & 3;
+        let mut ip = etherparse::Ipv4Header::new(
+            udp_len,
+            self.ttl,
+            etherparse::IpNumber::UDP,
+            self.src_ip,
+            self.dst_ip,
+        )
+        .map_err(|_| too_large)?;
+        ip.dont_fragment = false;
+        ip.identification = self.ident;
+        ip.ecn = etherparse::IpEcn::try_new(ecn).unwrap_or(etherparse::IpEcn::ZERO);
+        ip.header_checksum = ip.calc_header_checksum();
+        out.extend_from_slice(&self.dst_mac);
+        out.extend_from_slice(&self.src_mac);
+        out.extend_from_slice(&ETHERTYPE_IPV4.to_be_bytes());
+        out.extend_from_slice(&ip.to_bytes());
+        out.extend_from_slice(&self.udp_src_port.to_be_bytes());
+        out.extend_from_slice(&port.to_be_bytes());
+        out.extend_from_slice(&udp_len.to_be_bytes());
+        out.extend_from_slice(&[0, 0]);
+        let vni = (self.vni & 0xFF_FFFF) << 8;
+        match self.kind {
+            TunnelKind::Vxlan => out.extend_from_slice(&[VXLAN_I, 0, 0, 0]),
+            TunnelKind::Geneve => {
+                out.extend_from_slice(&[0, 0]);
+                out.extend_from_slice(&GENEVE_PROTO_ETHERNET.to_be_bytes());
+            }
+        }
+        out.extend_from_slice(&vni.to_be_bytes());
+        out.extend_from_slice(frame);
+        Ok(())
+    }
+}
+
+/// The ECN of an Ethernet frame's IP header (after up to two VLAN tags), if it has one.
+fn inner_ecn(frame: &[u8]) -> Option<u8> {
+    let mut at = 12;
+    loop {
+        let et = u16::from_be_bytes(frame.get(at..at + 2)?.try_into().ok()?);
+        match et {
+            0x8100 | 0x88A8 => at += 4,
+            ETHERTYPE_IPV4 => return Some(frame.get(at + 3)? & 3),
+            ETHERTYPE_IPV6 => {
+                let tc = u16::from_be_bytes(frame.get(at + 2..at + 4)?.try_into().ok()?);
+                return Some(((tc >> 4) & 3) as u8);
+            }
+            _ => return None,
+        }
+        if at > 20 {
+            return None;
         }
     }
 }

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use ccreplay_codecs::capture::CaptureReader;
 use ccreplay_codecs::packet::IpAddrs;
-use ccreplay_codecs::tunnel::{Tunnel, TunnelKind};
+use ccreplay_codecs::tunnel::{Tunnel, TunnelKind, TunnelRepr};
 use ccreplay_codecs::{DecodeConfig, ErrorKind, Layer, LinkStart, Packet};
 
 /// The records of tunnel.pcap, in order, with their original lengths.
@@ -254,4 +254,72 @@ fn the_ports_are_configured() {
     // And 6081 is no tunnel then.
     let p = decode(&r[2], &moved);
     assert_eq!((p.tunnel, p.udp.unwrap().dst_port), (None, 6081));
+}
+
+fn endpoint(kind: TunnelKind, ecn: Option<u8>) -> TunnelRepr {
+    TunnelRepr {
+        kind,
+        src_mac: [2, 0, 0, 0, 9, 1],
+        dst_mac: [2, 0, 0, 0, 9, 2],
+        src_ip: VTEP1,
+        dst_ip: VTEP2,
+        ttl: 64,
+        ident: 1,
+        udp_src_port: 49153,
+        vni: 5001,
+        ecn,
+    }
+}
+
+/// The writer wraps frame 1's inner frame as scapy did, but for the outer UDP checksum: scapy
+/// computes it, the writer sends 0 (RFC 7348 5).
+#[test]
+fn the_writer_wraps_as_scapy_did() {
+    let r = records();
+    for i in [0, 8] {
+        let scapy = &r[i].0;
+        let mut out = Vec::new();
+        endpoint(TunnelKind::Vxlan, Some(3))
+            .write(&scapy[50..], &mut out)
+            .unwrap();
+        assert_eq!(out.len(), scapy.len());
+        assert_eq!(&out[40..42], &[0, 0]);
+        assert_eq!(
+            (&out[..40], &out[42..]),
+            (&scapy[..40], &scapy[42..]),
+            "frame {}",
+            i + 1
+        );
+    }
+}
+
+#[test]
+fn the_writer_copies_the_inner_mark_and_writes_geneve() {
+    let r = records();
+    let inner = &r[0].0[50..];
+    let cfg = DecodeConfig::default();
+    for kind in [TunnelKind::Vxlan, TunnelKind::Geneve] {
+        let mut out = Vec::new();
+        endpoint(kind, None).write(inner, &mut out).unwrap();
+        let p = Packet::decode_ethernet(&out, &cfg);
+        assert_eq!(p.error, None, "{kind:?}");
+        let t = tunnel(&p);
+        // RFC 6040 normal mode: the inner ECT(0) copied outside.
+        assert_eq!((t.kind, t.vni, t.ecn, p.ecn()), (kind, 5001, 2, Some(2)));
+        assert_eq!((t.offset, t.inner, t.options_len), (42, 50, 0));
+        assert_eq!(&p.data[50..], inner);
+        let (computed, found) = p.icrc_check().unwrap();
+        assert_eq!(computed, found);
+    }
+    // A frame no IPv4 packet can carry: 65,535 - 20 - 8 - 8 = 65,499 bytes at most.
+    let big = vec![0u8; 65_500];
+    let e = endpoint(TunnelKind::Vxlan, None)
+        .write(&big, &mut Vec::new())
+        .unwrap_err();
+    assert_eq!(e.len, 65_500);
+    assert!(
+        endpoint(TunnelKind::Vxlan, None)
+            .write(&big[..65_499], &mut Vec::new())
+            .is_ok()
+    );
 }

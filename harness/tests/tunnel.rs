@@ -8,6 +8,8 @@
 
 mod common;
 
+use ccreplay_codecs::capture::{CaptureReader, PcapWriter};
+use ccreplay_codecs::tunnel::{TunnelKind, TunnelRepr};
 use common::{Scratch, repo, run as ccreplay, tshark};
 use std::path::Path;
 
@@ -226,4 +228,148 @@ fn every_tunnel_case_decodes_as_the_rfcs_say() {
         "vxlan,3,2,3,,4791,,,,erspan2",
     ];
     assert_eq!(rows, want);
+}
+
+/// `frame` (Ethernet, IPv4 after 0-2 VLAN tags) as a tunnel endpoint sends it when the
+/// underlay marked it: a CE inner header gets its sender's ECT(0) back (the IPv4 checksum
+/// recomputed, RFC 1071), and the CE goes on the outer header.
+fn encapsulate(frame: &[u8], n: u16, out: &mut Vec<u8>) {
+    let mut inner = frame.to_vec();
+    let mut at = 12;
+    while matches!(
+        u16::from_be_bytes([inner[at], inner[at + 1]]),
+        0x8100 | 0x88A8
+    ) {
+        at += 4;
+    }
+    let ip = at + 2;
+    let mut outer_ecn = None;
+    if u16::from_be_bytes([inner[at], inner[at + 1]]) == 0x0800 && inner[ip + 1] & 3 == 3 {
+        inner[ip + 1] = (inner[ip + 1] & !3) | 2;
+        let ihl = usize::from(inner[ip] & 0x0F) * 4;
+        inner[ip + 10..ip + 12].copy_from_slice(&[0, 0]);
+        let mut sum: u32 = inner[ip..ip + ihl]
+            .chunks(2)
+            .map(|w| u32::from(u16::from_be_bytes([w[0], w[1]])))
+            .sum();
+        while sum > 0xFFFF {
+            sum = (sum & 0xFFFF) + (sum >> 16);
+        }
+        inner[ip + 10..ip + 12].copy_from_slice(&(!(sum as u16)).to_be_bytes());
+        outer_ecn = Some(3);
+    }
+    let repr = TunnelRepr {
+        kind: TunnelKind::Vxlan,
+        src_mac: [2, 0, 0, 0, 9, 1],
+        dst_mac: [2, 0, 0, 0, 9, 2],
+        src_ip: [10, 9, 0, 1],
+        dst_ip: [10, 9, 0, 2],
+        ttl: 64,
+        ident: n,
+        udp_src_port: 49152 | (n & 0x3FFF),
+        vni: 5001,
+        ecn: outer_ecn,
+    };
+    repr.write(&inner, out).unwrap();
+}
+
+/// The switch judge on an underlay switch's taps (docs/switch.md): the packets it forwards
+/// are VXLAN, and it marks the outer header. Its marks are the decapsulated ones, so its
+/// verdict is the plain taps' — and it sees marks at all only if it reads them there.
+#[test]
+fn a_switch_judged_from_tunnelled_taps_gives_the_plain_verdict() {
+    let dir = Scratch::new("tunnel-switch");
+    let sc = repo().join("scenarios/switch/dcqcn_marking.toml");
+    let (code, o, e) = ccreplay(
+        &repo(),
+        &[
+            "sim",
+            sc.to_str().unwrap(),
+            "--out",
+            dir.to_str().unwrap(),
+            "-q",
+        ],
+    );
+    assert_eq!(code, 0, "{o}{e}");
+    let mut setups: Vec<_> = std::fs::read_dir(&*dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_str().unwrap().ends_with(".switch.toml"))
+        .collect();
+    setups.sort();
+    let setup = setups.pop().unwrap();
+    let judge = |args: &[&str]| {
+        let mut a = vec!["switch", setup.to_str().unwrap(), "--format", "json"];
+        a.extend_from_slice(args);
+        let (code, out, err) = ccreplay(&repo(), &a);
+        (code, out, err)
+    };
+    let (code, plain, err) = judge(&[]);
+    assert_eq!(code, 0, "{plain}{err}");
+    // Every tap's capture rewritten in place, frame by frame at the same times.
+    let (mut marked, mut frames) = (0, 0);
+    for pcap in std::fs::read_dir(&*dir).unwrap() {
+        let pcap = pcap.unwrap().path();
+        if pcap.extension().is_none_or(|x| x != "pcap") {
+            continue;
+        }
+        let mut r = CaptureReader::open(&pcap).unwrap();
+        let tmp = pcap.with_extension("vxlan");
+        let mut w = PcapWriter::create(&tmp).unwrap();
+        let mut buf = Vec::new();
+        while let Some(rec) = r.next_record() {
+            let rec = rec.unwrap();
+            buf.clear();
+            encapsulate(rec.data, frames as u16, &mut buf);
+            marked += usize::from(buf[15] & 3 == 3);
+            frames += 1;
+            w.write(rec.ts_ns, &buf).unwrap();
+        }
+        w.flush().unwrap();
+        drop((w, r));
+        std::fs::rename(&tmp, &pcap).unwrap();
+    }
+    assert!(
+        frames > 1_000 && marked > 10,
+        "{frames} frames, {marked} marked"
+    );
+    let (code, tunnelled, err) = judge(&[]);
+    assert_eq!(code, 0, "{tunnelled}{err}");
+    let (plain, tunnelled): (serde_json::Value, serde_json::Value) = (
+        serde_json::from_str(&plain).unwrap(),
+        serde_json::from_str(&tunnelled).unwrap(),
+    );
+    // The same packets aligned, the same marks found, every check passed.
+    assert_eq!(tunnelled["ok"], true, "{tunnelled}");
+    assert_eq!(tunnelled["taps"], plain["taps"]);
+    for k in [
+        "packets",
+        "marked",
+        "marked_upstream",
+        "below_kmin",
+        "above_kmax",
+    ] {
+        assert_eq!(tunnelled["marking"][k], plain["marking"][k], "{k}");
+    }
+    // As many as the simulated switch marked (its own record, STEM.truth.jsonl).
+    let truth = std::fs::read_to_string(
+        setup.with_file_name(
+            setup
+                .file_name()
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .replace(".switch.toml", ".truth.jsonl"),
+        ),
+    )
+    .unwrap();
+    let marks = truth.matches("\"marked\":true").count();
+    assert!(marks > 10);
+    assert_eq!(plain["marking"]["marked"], marks);
+    assert_eq!(tunnelled["failures"], serde_json::json!([]));
+    // The queue is of the frames the underlay carries, each 50 bytes longer (outer Ethernet
+    // 14, IPv4 20, UDP 8, VXLAN 8): its bins and PFC peak hold more bytes.
+    let peak = |v: &serde_json::Value| v["pfc"]["peak_bytes"][0].as_u64().unwrap();
+    assert!(peak(&tunnelled) > peak(&plain));
+    assert_eq!((peak(&tunnelled) - peak(&plain)) % 50, 0);
 }
