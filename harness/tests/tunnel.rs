@@ -373,3 +373,77 @@ fn a_switch_judged_from_tunnelled_taps_gives_the_plain_verdict() {
     assert!(peak(&tunnelled) > peak(&plain));
     assert_eq!((peak(&tunnelled) - peak(&plain)) % 50, 0);
 }
+
+/// `dcqcn_np_vxlan.pcap` with every frame's outer UDP destination moved from 4789 to 8472
+/// (Linux's VXLAN port; its checksum left stale: nothing checks it), in `dir`.
+fn on_linux_port(dir: &Path) -> std::path::PathBuf {
+    let src = repo().join("tests/fixtures/tunnel/dcqcn_np_vxlan.pcap");
+    let mut r = CaptureReader::open(&src).unwrap();
+    let path = dir.join("np8472.pcap");
+    let mut w = PcapWriter::create(&path).unwrap();
+    while let Some(rec) = r.next_record() {
+        let rec = rec.unwrap();
+        let mut f = rec.data.to_vec();
+        // Outer Ethernet 14 + IPv4 20: the UDP destination port at 36.
+        assert_eq!(u16::from_be_bytes([f[36], f[37]]), 4789);
+        f[36..38].copy_from_slice(&8472u16.to_be_bytes());
+        w.write(rec.ts_ns, &f).unwrap();
+    }
+    w.flush().unwrap();
+    path
+}
+
+#[test]
+fn init_and_inspect_read_vxlan_on_another_port_when_told() {
+    let dir = Scratch::new("tunnel-8472");
+    let moved = on_linux_port(&dir);
+    let moved = moved.to_str().unwrap();
+    // Not told: nothing read, and the hint says which option reads it.
+    let (code, _, err) = ccreplay(&dir, &["init", moved, "-o", "-"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("in 2,097 frames; 2,097 are UDP to port 8472: nothing to replay"),
+        "{err}"
+    );
+    assert!(
+        err.contains("`ccreplay init CAPTURE --vxlan-port 8472` reads the RoCEv2 inside"),
+        "{err}"
+    );
+    // Told: the manifest of the 4789 twin, but for the capture's name and the port.
+    let (code, manifest, err) = ccreplay(&dir, &["init", moved, "--vxlan-port", "8472", "-o", "-"]);
+    assert_eq!(code, 0, "{err}");
+    let std = repo().join("tests/fixtures/tunnel/dcqcn_np_vxlan.pcap");
+    let (code, standard, err) = ccreplay(&dir, &["init", std.to_str().unwrap(), "-o", "-"]);
+    assert_eq!(code, 0, "{err}");
+    let body = |m: &str| {
+        m.lines()
+            .filter(|l| !l.starts_with("capture = ") && !l.starts_with("# Written by"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert!(
+        manifest.contains("\nudp_port = 4791\nvxlan_port = 8472\n"),
+        "{manifest}"
+    );
+    assert_eq!(
+        body(&manifest).replace("vxlan_port = 8472\n", ""),
+        body(&standard)
+    );
+    assert_eq!(manifest.matches("[[flows]]").count(), 4);
+    // inspect, told, shows the tunnel.
+    let (code, out, err) = ccreplay(
+        &dir,
+        &[
+            "inspect",
+            moved,
+            "--vxlan-port",
+            "8472",
+            "-e",
+            "vxlan.vni",
+            "-e",
+            "udp.dstport",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.lines().next(), Some("5001\t4791"));
+}

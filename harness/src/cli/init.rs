@@ -23,6 +23,12 @@ pub(crate) struct InitArgs {
     /// RoCEv2's UDP destination port.
     #[arg(long, default_value_t = 4791)]
     pub(crate) udp_port: u16,
+    /// VXLAN's UDP destination port (0: not decoded); RoCEv2 inside VXLAN is read.
+    #[arg(long, default_value_t = ccreplay_codecs::tunnel::VXLAN_UDP_PORT)]
+    pub(crate) vxlan_port: u16,
+    /// Geneve's UDP destination port (0: not decoded).
+    #[arg(long, default_value_t = ccreplay_codecs::tunnel::GENEVE_UDP_PORT)]
+    pub(crate) geneve_port: u16,
     /// Write the manifest here instead of beside the capture (`-` for standard output).
     #[arg(short, long)]
     pub(crate) out: Option<PathBuf>,
@@ -50,7 +56,13 @@ pub(crate) fn run(a: InitArgs) -> Result<u8, Failure> {
                 .to_string(),
         )
     };
-    let detection = detect::detect_file(&a.capture, a.udp_port).map_err(unreadable)?;
+    let ports = ccreplay_codecs::DecodeConfig {
+        udp_port: a.udp_port,
+        vxlan_port: a.vxlan_port,
+        geneve_port: a.geneve_port,
+        ..Default::default()
+    };
+    let detection = detect::detect_file_on(&a.capture, &ports).map_err(unreadable)?;
     let mut cfg = detection.config();
     if cfg.int.layout == ccreplay_codecs::shim::IntLayout::Grown {
         cfg.int.max_hops = 15;
@@ -98,13 +110,8 @@ pub(crate) fn run(a: InitArgs) -> Result<u8, Failure> {
             .display()
             .to_string()
     };
-    let text =
-        init::manifest_text(&a.capture, &field, &detection, &survey, &opts).map_err(|e| {
-            Failure::input(
-                e,
-                "`ccreplay inspect CAPTURE` shows what the capture holds".to_string(),
-            )
-        })?;
+    let text = init::manifest_text(&a.capture, &field, &detection, &survey, &opts)
+        .map_err(|e| Failure::input(e, init::nothing_hint(&survey, &cfg)))?;
     if let Some(e) = &survey.capture_error {
         eprintln!(
             "ccreplay: warning: {}: the capture ends early after {} frames ({e}); the manifest is from those",

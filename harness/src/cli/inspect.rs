@@ -34,6 +34,12 @@ pub(crate) struct InspectArgs {
     /// UDP destination port of RoCEv2.
     #[arg(long, default_value_t = 4791)]
     pub(crate) udp_port: u16,
+    /// VXLAN's UDP destination port (0: not decoded).
+    #[arg(long, default_value_t = ccreplay_codecs::tunnel::VXLAN_UDP_PORT)]
+    pub(crate) vxlan_port: u16,
+    /// Geneve's UDP destination port (0: not decoded).
+    #[arg(long, default_value_t = ccreplay_codecs::tunnel::GENEVE_UDP_PORT)]
+    pub(crate) geneve_port: u16,
     /// Link rate in Gbps used to report PFC pause times in ns.
     #[arg(long, default_value_t = 100)]
     pub(crate) pfc_link_gbps: u64,
@@ -54,8 +60,14 @@ pub(crate) fn parse_dialect(s: &str) -> Result<Dialect, String> {
 /// The configuration detected from the capture (INT options given on the command line win),
 /// said on standard error.
 fn detected(a: &InspectArgs) -> Result<DecodeConfig, Failure> {
+    let ports = DecodeConfig {
+        udp_port: a.udp_port,
+        vxlan_port: a.vxlan_port,
+        geneve_port: a.geneve_port,
+        ..DecodeConfig::default()
+    };
     let d =
-        ccreplay::detect::detect_file(std::path::Path::new(&a.file), a.udp_port).map_err(|e| {
+        ccreplay::detect::detect_file_on(std::path::Path::new(&a.file), &ports).map_err(|e| {
             Failure::input(
                 format!("{}: {e}", a.file),
                 "inspect reads pcap and pcapng files (link types Ethernet, Linux SLL/SLL2, raw IP)"
@@ -101,7 +113,8 @@ pub(crate) fn run(a: InspectArgs) -> Result<u8, Failure> {
             udp_port: a.udp_port,
             // Every mirrored frame, whatever its session: inspect shows the capture.
             mirror_session: None,
-            ..DecodeConfig::default()
+            vxlan_port: a.vxlan_port,
+            geneve_port: a.geneve_port,
         },
         None => detected(&a)?,
     };

@@ -237,11 +237,19 @@ pub fn manifest_keys(c: &DecodeConfig, max_n_hop: u8) -> String {
 /// Every candidate, simplest first: roce; hpcc and fncc with stacks padded to the default 5
 /// hops, to 1..15 hops, and grown; rcc.
 pub fn candidates(udp_port: u16) -> Vec<DecodeConfig> {
+    candidates_on(&DecodeConfig {
+        udp_port,
+        ..DecodeConfig::default()
+    })
+}
+
+/// [`candidates`] on `ports`' UDP ports (RoCEv2's, VXLAN's, Geneve's).
+pub fn candidates_on(ports: &DecodeConfig) -> Vec<DecodeConfig> {
     let cfg = |dialect, layout, max_hops| DecodeConfig {
         dialect,
         int: IntConfig { layout, max_hops },
-        udp_port,
-        ..DecodeConfig::default()
+        mirror_session: None,
+        ..*ports
     };
     let mut v = vec![cfg(Dialect::Roce, IntLayout::Padded, DEFAULT_HOPS)];
     for d in [Dialect::Hpcc, Dialect::Fncc] {
@@ -264,11 +272,24 @@ struct Sampled {
 
 /// Detect from the first [`SAMPLE`] RoCEv2 packets of a capture file.
 pub fn detect_file(path: &Path, udp_port: u16) -> Result<Detection, CaptureError> {
+    detect_file_on(
+        path,
+        &DecodeConfig {
+            udp_port,
+            ..DecodeConfig::default()
+        },
+    )
+}
+
+/// [`detect_file`] on `ports`' UDP ports (RoCEv2's, VXLAN's, Geneve's: a manifest's
+/// `[network]`, init's and inspect's options).
+pub fn detect_file_on(path: &Path, ports: &DecodeConfig) -> Result<Detection, CaptureError> {
+    let udp_port = ports.udp_port;
     let mut reader = CaptureReader::open(path)?;
     let mut sample = Vec::new();
     let probe = DecodeConfig {
-        udp_port,
-        ..DecodeConfig::default()
+        mirror_session: None,
+        ..*ports
     };
     // Frames read at most: a capture of other traffic with no RoCEv2 is not read to its end.
     let mut budget = 200 * SAMPLE;
@@ -295,11 +316,11 @@ pub fn detect_file(path: &Path, udp_port: u16) -> Result<Detection, CaptureError
             }
         }
     }
-    Ok(detect(&sample, udp_port))
+    Ok(detect(&sample, &probe))
 }
 
-fn detect(sample: &[Sampled], udp_port: u16) -> Detection {
-    let mut readings: Vec<Reading> = candidates(udp_port).into_iter().map(Reading::new).collect();
+fn detect(sample: &[Sampled], ports: &DecodeConfig) -> Detection {
+    let mut readings: Vec<Reading> = candidates_on(ports).into_iter().map(Reading::new).collect();
     let mut with_icrc = 0;
     for s in sample {
         let mut has_icrc = false;
@@ -363,7 +384,7 @@ mod tests {
 
     #[test]
     fn nothing_sampled_reads_as_roce() {
-        let d = detect(&[], 4791);
+        let d = detect(&[], &DecodeConfig::default());
         assert_eq!(d.config().dialect, Dialect::Roce);
         assert!(d.why().contains("no RoCEv2 packet"), "{}", d.why());
         assert!(!d.better_than(&DecodeConfig::default()));

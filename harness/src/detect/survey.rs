@@ -87,6 +87,8 @@ pub struct Survey {
     pub min_rtt: Option<(u64, u64)>,
     /// READ responses among the data packets (no ACK answers them).
     pub read_responses: u64,
+    /// UDP packets that are not RoCEv2, by destination port.
+    pub other_udp: BTreeMap<u16, u64>,
     /// (data direction, feedback direction) → packets paired by PSN.
     pairs: HashMap<(Direction, Direction), u64>,
     /// A framing error that ended the capture early.
@@ -116,6 +118,15 @@ pub const MAX_IDENTITIES: usize = 1 << 16;
 const MAX_PENDING: usize = 1 << 20;
 
 impl Survey {
+    /// The UDP port most non-RoCEv2 UDP packets go to, and how many (the lowest port of a
+    /// tie).
+    pub fn busiest_other_udp(&self) -> Option<(u16, u64)> {
+        self.other_udp
+            .iter()
+            .max_by_key(|&(&port, &count)| (count, std::cmp::Reverse(port)))
+            .map(|(&p, &c)| (p, c))
+    }
+
     /// Read the whole capture with `cfg`; with `switch_clock`, times are the mirroring
     /// switches' (codecs `mirror_clock`, as `[mirror] clock = "switch"` gives them to the
     /// replay), else the capture's.
@@ -153,6 +164,9 @@ impl Survey {
                 _ => rec.ts_ns,
             };
             let (Some(roce), Some(ip)) = (p.roce.as_ref(), p.ip.as_ref()) else {
+                if let Some(u) = p.udp.filter(|u| u.dst_port != cfg.udp_port) {
+                    *s.other_udp.entry(u.dst_port).or_default() += 1;
+                }
                 continue;
             };
             if !p.headers_complete() || p.icrc_check().is_some_and(|(c, f)| c != f) {

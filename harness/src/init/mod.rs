@@ -7,8 +7,8 @@
 
 use std::path::Path;
 
-use ccreplay_codecs::Dialect;
 use ccreplay_codecs::shim::IntLayout;
+use ccreplay_codecs::{DecodeConfig, Dialect, tunnel};
 
 use crate::detect::Detection;
 use crate::detect::survey::Survey;
@@ -145,6 +145,29 @@ pub fn switch_clock(survey: &Survey) -> bool {
     all_stamped(survey) && unit < 1_000 && hi.saturating_sub(lo) >= 2 * unit as i64
 }
 
+/// What to try when the capture holds no RoCEv2 packet (`manifest_text`'s `Nothing`), by the
+/// UDP port most of its other packets go to: RoCEv2 on another port, or an overlay tunnel's
+/// (docs/wire.md 2.2) on a port not read.
+pub fn nothing_hint(survey: &Survey, cfg: &DecodeConfig) -> String {
+    let Some((port, _)) = survey.busiest_other_udp() else {
+        return "`ccreplay inspect CAPTURE` shows what the capture holds".to_string();
+    };
+    match port {
+        p if p == cfg.vxlan_port || p == cfg.geneve_port => format!(
+            "UDP {port} is the {} port, and these packets carry no Ethernet or IP frame inside: `ccreplay inspect CAPTURE` shows what they hold",
+            if p == cfg.vxlan_port { "VXLAN" } else { "Geneve" }
+        ),
+        tunnel::VXLAN_UDP_PORT | tunnel::GENEVE_UDP_PORT => format!(
+            "UDP {port} is {}'s port, which --{}-port moved: leave it out to read the RoCEv2 inside",
+            if port == tunnel::VXLAN_UDP_PORT { "VXLAN" } else { "Geneve" },
+            if port == tunnel::VXLAN_UDP_PORT { "vxlan" } else { "geneve" }
+        ),
+        // Linux's VXLAN port before IANA assigned 4789 (still its default).
+        8472 => "UDP 8472 is Linux's VXLAN port: if the packets are VXLAN, `ccreplay init CAPTURE --vxlan-port 8472` reads the RoCEv2 inside".to_string(),
+        _ => format!("if port {port} carries RoCEv2, `ccreplay init CAPTURE --udp-port {port}`"),
+    }
+}
+
 /// The manifest text for `capture`; `capture_field` is what `capture =` says (its path from
 /// the manifest's folder).
 pub fn manifest_text(
@@ -162,8 +185,12 @@ pub fn manifest_text(
             .as_ref()
             .map(|e| format!(" (the capture ends early: {e})"))
             .unwrap_or_default();
+        let other = survey
+            .busiest_other_udp()
+            .map(|(port, count)| format!("; {} are UDP to port {port}", n(count)))
+            .unwrap_or_default();
         return Err(InitError::Nothing(format!(
-            "{} holds no RoCEv2 packet (UDP to port {}) that reads cleanly in {} frame{}{cut}: nothing to replay",
+            "{} holds no RoCEv2 packet (UDP to port {}) that reads cleanly in {} frame{}{cut}{other}: nothing to replay",
             capture.display(),
             cfg.udp_port,
             n(survey.frames),
@@ -263,6 +290,15 @@ pub fn manifest_text(
         line(&format!("{key} = {}", est.value));
     }
     line(&format!("udp_port = {}", cfg.udp_port));
+    // The tunnels' ports only when not IANA's (docs/wire.md 2.2).
+    for (key, port, default) in [
+        ("vxlan_port", cfg.vxlan_port, tunnel::VXLAN_UDP_PORT),
+        ("geneve_port", cfg.geneve_port, tunnel::GENEVE_UDP_PORT),
+    ] {
+        if port != default {
+            line(&format!("{key} = {port}"));
+        }
+    }
     line("");
 
     if matches!(cfg.dialect, Dialect::Hpcc | Dialect::Fncc) {

@@ -217,8 +217,8 @@ pub fn dialect_hint(trace: &Trace) -> Option<(String, String)> {
         return None;
     }
     let m = &trace.manifest;
-    let d = crate::detect::detect_file(&trace.capture, m.network.udp_port).ok()?;
     let ours = m.decode_config();
+    let d = crate::detect::detect_file_on(&trace.capture, &ours).ok()?;
     if !d.better_than(&ours) {
         return None;
     }
