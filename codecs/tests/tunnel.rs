@@ -254,6 +254,18 @@ fn the_ports_are_configured() {
     // And 6081 is no tunnel then.
     let p = decode(&r[2], &moved);
     assert_eq!((p.tunnel, p.udp.unwrap().dst_port), (None, 6081));
+    // Port 0 turns a tunnel off: a packet to UDP port 0 is not read as it.
+    let mut zero = r[0].clone();
+    zero.0[36..38].copy_from_slice(&[0, 0]);
+    let p = decode(&zero, &off);
+    assert_eq!((p.tunnel, p.udp.unwrap().dst_port), (None, 0));
+}
+
+/// inspect's `ccreplay.tunnel` values (docs/inspect.md).
+#[test]
+fn the_kinds_are_named_as_inspect_writes_them() {
+    assert_eq!(TunnelKind::Vxlan.name(), "vxlan");
+    assert_eq!(TunnelKind::Geneve.name(), "geneve");
 }
 
 fn endpoint(kind: TunnelKind, ecn: Option<u8>) -> TunnelRepr {
