@@ -98,6 +98,36 @@ fn a_sender_in_geneve_over_ipv6_replays_as_its_plain_capture() {
     }
 }
 
+/// The sender judged from what it put on the wire (`--dut observed`, docs/observed.md): the
+/// same report in Geneve as in the plain capture, line for line but the capture's name — the
+/// rates it measures are of the flow's bytes, not of the encapsulation.
+#[test]
+fn the_observed_judge_reads_a_tunnelled_sender_as_the_plain_one() {
+    let dir = Scratch::new("tunnel-observed");
+    let twin = twin(&dir, "dcqcn_clamp", "dcqcn_clamp_geneve.pcap", |t| t);
+    let plain = repo().join("traces/dcqcn_clamp.toml");
+    let judge = |m: &str| {
+        let (code, out, err) = ccreplay(&dir, &["diff", m, "--dut", "observed"]);
+        assert_eq!(code, 0, "{m}: {out}{err}");
+        // The capture's path aside (the accounting line starts with it).
+        format!("{out}{err}")
+            .lines()
+            .map(|l| match l.split_once(".pcap: ") {
+                Some((_, rest)) => rest.to_string(),
+                None => l.to_string(),
+            })
+            .collect::<Vec<_>>()
+    };
+    let (a, b) = (judge(plain.to_str().unwrap()), judge(&twin));
+    // The 10 decisions of golden/dcqcn_clamp/dcqcn.jsonl.
+    assert!(
+        a.iter()
+            .any(|l| l.starts_with("CONFORMANT: 2 flows, 10 decisions")),
+        "{a:?}"
+    );
+    assert_eq!(a, b);
+}
+
 #[test]
 fn a_tunnel_port_turned_off_says_which_line_to_remove() {
     let dir = Scratch::new("tunnel-off");
