@@ -519,6 +519,46 @@ fn t_push(line: &mut impl FnMut(&str), text: &str) {
 mod tests {
     use super::*;
 
+    /// What a capture without RoCEv2 is told to try, by where its other UDP goes and which
+    /// tunnel ports were read (docs/manifest.md).
+    #[test]
+    fn no_roce_names_the_option_that_reads_the_udp() {
+        let hint = |other: &[(u16, u64)], vxlan: u16, geneve: u16| {
+            let mut s = Survey::default();
+            s.other_udp.extend(other.iter().copied());
+            let cfg = DecodeConfig {
+                vxlan_port: vxlan,
+                geneve_port: geneve,
+                ..DecodeConfig::default()
+            };
+            nothing_hint(&s, &cfg)
+        };
+        let (v, g) = (4789, 6081);
+        assert_eq!(
+            hint(&[], v, g),
+            "`ccreplay inspect CAPTURE` shows what the capture holds"
+        );
+        // The tunnels' own ports, read: their packets hold no frame.
+        assert!(hint(&[(4789, 5)], v, g).starts_with("UDP 4789 is the VXLAN port, and these"));
+        assert!(hint(&[(6081, 5)], v, g).starts_with("UDP 6081 is the Geneve port, and these"));
+        // Moved away from IANA's: the option that moved them.
+        assert!(
+            hint(&[(4789, 5)], 8472, g)
+                .starts_with("UDP 4789 is VXLAN's port, which --vxlan-port moved")
+        );
+        assert!(
+            hint(&[(6081, 5)], v, 0)
+                .starts_with("UDP 6081 is Geneve's port, which --geneve-port moved")
+        );
+        assert!(hint(&[(8472, 2)], v, g).contains("`ccreplay init CAPTURE --vxlan-port 8472`"));
+        // Another port, the busiest (the lowest of a tie).
+        assert_eq!(
+            hint(&[(5000, 7), (4792, 7), (53, 2)], v, g),
+            "if port 4792 carries RoCEv2, `ccreplay init CAPTURE --udp-port 4792`"
+        );
+        assert!(hint(&[(5000, 8), (4792, 7)], v, g).contains("--udp-port 5000"));
+    }
+
     /// The switch's clock when every packet is stamped finer than 1 µs and the capture strays
     /// from the stamps by two of their units or more; a comment saying why otherwise.
     #[test]
