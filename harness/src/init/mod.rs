@@ -13,7 +13,7 @@ use ccreplay_codecs::{DecodeConfig, Dialect, tunnel};
 use crate::detect::Detection;
 use crate::detect::survey::Survey;
 use crate::manifest::Manifest;
-use crate::verdict::n;
+use crate::verdict::{OtherPort, n};
 
 /// Keys of `--param` that are the `[network]`'s, not a model's.
 pub const NETWORK_KEYS: [&str; 3] = ["line_rate_bps", "base_rtt_ns", "mtu_bytes"];
@@ -152,19 +152,17 @@ pub fn nothing_hint(survey: &Survey, cfg: &DecodeConfig) -> String {
     let Some((port, _)) = survey.busiest_other_udp() else {
         return "`ccreplay inspect CAPTURE` shows what the capture holds".to_string();
     };
-    match port {
-        p if p == cfg.vxlan_port || p == cfg.geneve_port => format!(
-            "UDP {port} is the {} port, and these packets carry no Ethernet or IP frame inside: `ccreplay inspect CAPTURE` shows what they hold",
-            if p == cfg.vxlan_port { "VXLAN" } else { "Geneve" }
+    match OtherPort::of(port, cfg) {
+        OtherPort::TunnelEmpty(t) => format!(
+            "UDP {port} is the {t} port, and these packets carry no Ethernet or IP frame inside: `ccreplay inspect CAPTURE` shows what they hold"
         ),
-        tunnel::VXLAN_UDP_PORT | tunnel::GENEVE_UDP_PORT => format!(
-            "UDP {port} is {}'s port, which --{}-port moved: leave it out to read the RoCEv2 inside",
-            if port == tunnel::VXLAN_UDP_PORT { "VXLAN" } else { "Geneve" },
-            if port == tunnel::VXLAN_UDP_PORT { "vxlan" } else { "geneve" }
+        OtherPort::TunnelMoved(t, key) => format!(
+            "UDP {port} is {t}'s port, which --{key}-port moved: leave it out to read the RoCEv2 inside"
         ),
-        // Linux's VXLAN port before IANA assigned 4789 (still its default).
-        8472 => "UDP 8472 is Linux's VXLAN port: if the packets are VXLAN, `ccreplay init CAPTURE --vxlan-port 8472` reads the RoCEv2 inside".to_string(),
-        _ => format!("if port {port} carries RoCEv2, `ccreplay init CAPTURE --udp-port {port}`"),
+        OtherPort::LinuxVxlan => "UDP 8472 is Linux's VXLAN port: if the packets are VXLAN, `ccreplay init CAPTURE --vxlan-port 8472` reads the RoCEv2 inside".to_string(),
+        OtherPort::Other => {
+            format!("if port {port} carries RoCEv2, `ccreplay init CAPTURE --udp-port {port}`")
+        }
     }
 }
 

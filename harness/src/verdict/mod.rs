@@ -212,6 +212,36 @@ fn host(trace: &Trace) -> String {
 /// When another dialect (or INT layout) reads the capture better than the manifest's: what it
 /// is and how it reads, as (finding, the manifest keys to set). None for events files, and when
 /// the manifest's reading is as good as any (the detection reads the first packets only).
+/// What UDP to a port that is not RoCEv2's may be, for the hint that says what to set:
+/// overlay tunnels (RFC 7348, RFC 8926; docs/wire.md 2.2) — setting `udp_port` to theirs
+/// would read the tunnel header as BTH — or RoCEv2 on another port.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OtherPort {
+    /// A tunnel port read (its name): its packets hold no Ethernet or IP frame.
+    TunnelEmpty(&'static str),
+    /// IANA's port of a tunnel (its name, its key's prefix) that the configuration moved.
+    TunnelMoved(&'static str, &'static str),
+    /// 8472: Linux's VXLAN port before IANA assigned 4789 (still its default).
+    LinuxVxlan,
+    /// Any other port.
+    Other,
+}
+
+impl OtherPort {
+    /// `port` under `cfg`'s tunnel ports.
+    pub fn of(port: u16, cfg: &ccreplay_codecs::DecodeConfig) -> OtherPort {
+        use ccreplay_codecs::tunnel::{GENEVE_UDP_PORT, VXLAN_UDP_PORT};
+        match port {
+            p if p == cfg.vxlan_port => OtherPort::TunnelEmpty("VXLAN"),
+            p if p == cfg.geneve_port => OtherPort::TunnelEmpty("Geneve"),
+            VXLAN_UDP_PORT => OtherPort::TunnelMoved("VXLAN", "vxlan"),
+            GENEVE_UDP_PORT => OtherPort::TunnelMoved("Geneve", "geneve"),
+            8472 => OtherPort::LinuxVxlan,
+            _ => OtherPort::Other,
+        }
+    }
+}
+
 pub fn dialect_hint(trace: &Trace) -> Option<(String, String)> {
     if crate::events_in::is_events(trace) {
         return None;
@@ -309,27 +339,17 @@ pub fn likely_cause(trace: &Trace, r: &ExtractReport) -> (String, String) {
                     m.network.udp_port,
                     n(count)
                 ),
-                // Overlay tunnels (RFC 7348, RFC 8926; wire.md 2.2): setting `udp_port` to
-                // theirs would read the tunnel header as BTH.
-                match port {
-                    p if p == m.network.vxlan_port || p == m.network.geneve_port => format!(
-                        "UDP {port} is the {} port here, and these packets carry no Ethernet or IP frame inside (docs/wire.md 2.2): capture where the RoCEv2 travels",
-                        if p == m.network.vxlan_port {
-                            "VXLAN"
-                        } else {
-                            "Geneve"
-                        }
+                match OtherPort::of(port, &m.decode_config()) {
+                    OtherPort::TunnelEmpty(t) => format!(
+                        "UDP {port} is the {t} port here, and these packets carry no Ethernet or IP frame inside (docs/wire.md 2.2): capture where the RoCEv2 travels"
                     ),
-                    4789 | 6081 => format!(
-                        "UDP {port} is {}'s port, which {manifest} moves (`network.{}_port`): remove that line to read the RoCEv2 inside the tunnel",
-                        if port == 4789 { "VXLAN" } else { "Geneve" },
-                        if port == 4789 { "vxlan" } else { "geneve" }
+                    OtherPort::TunnelMoved(t, key) => format!(
+                        "UDP {port} is {t}'s port, which {manifest} moves (`network.{key}_port`): remove that line to read the RoCEv2 inside the tunnel"
                     ),
-                    // Linux's VXLAN port before IANA assigned 4789 (still its default).
-                    8472 => format!(
+                    OtherPort::LinuxVxlan => format!(
                         "UDP 8472 is Linux's VXLAN port: if the packets are VXLAN, set `network.vxlan_port = 8472` in {manifest} to read the RoCEv2 inside"
                     ),
-                    _ => format!(
+                    OtherPort::Other => format!(
                         "if port {port} carries RoCEv2, set `network.udp_port = {port}` in {manifest}"
                     ),
                 },
