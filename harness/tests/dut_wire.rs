@@ -163,18 +163,7 @@ fn the_ack_turnaround_is_not_judged() {
 /// manifest.
 fn np_capture(tag: &str) -> (common::Scratch, PathBuf) {
     let dir = common::Scratch::new(&format!("np-{tag}"));
-    let sc = repo().join("scenarios/observed/dcqcn_sender.toml");
-    let (code, out, err) = ccreplay(
-        &repo(),
-        &[
-            "sim",
-            sc.to_str().unwrap(),
-            "--out",
-            dir.to_str().unwrap(),
-            "-q",
-        ],
-    );
-    assert_eq!(code, 0, "{out}{err}");
+    common::sim("scenarios/observed/dcqcn_sender.toml", &dir, &[]);
     let m = dir.join("dcqcn_receiver.toml");
     (dir, m)
 }

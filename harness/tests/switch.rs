@@ -13,27 +13,8 @@ use common::{repo, run as ccreplay};
 /// Simulate `scenario` with `sets` into a fresh folder: the folder and its `STEM.switch.toml`.
 fn simulate(scenario: &str, tag: &str, sets: &[&str]) -> (common::Scratch, PathBuf) {
     let dir = common::Scratch::new(&format!("switch-{tag}"));
-    let sc = repo().join(scenario);
-    let mut args = vec![
-        "sim",
-        sc.to_str().unwrap(),
-        "--out",
-        dir.to_str().unwrap(),
-        "-q",
-    ];
-    for s in sets {
-        args.extend(["--set", s]);
-    }
-    let (code, o, e) = ccreplay(&repo(), &args);
-    assert_eq!(code, 0, "{o}{e}");
-    // The last tap by name: the bottleneck port in every scenario (fncc_int's sw1_h2).
-    let mut setups: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.to_str().unwrap().ends_with(".switch.toml"))
-        .collect();
-    setups.sort();
-    let setup = setups.pop().unwrap();
+    common::sim(scenario, &dir, sets);
+    let setup = common::last_switch_setup(&dir);
     (dir, setup)
 }
 

@@ -309,25 +309,8 @@ fn encapsulate(frame: &[u8], n: u16, out: &mut Vec<u8>) {
 #[test]
 fn a_switch_judged_from_tunnelled_taps_gives_the_plain_verdict() {
     let dir = Scratch::new("tunnel-switch");
-    let sc = repo().join("scenarios/switch/dcqcn_marking.toml");
-    let (code, o, e) = ccreplay(
-        &repo(),
-        &[
-            "sim",
-            sc.to_str().unwrap(),
-            "--out",
-            dir.to_str().unwrap(),
-            "-q",
-        ],
-    );
-    assert_eq!(code, 0, "{o}{e}");
-    let mut setups: Vec<_> = std::fs::read_dir(&*dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.to_str().unwrap().ends_with(".switch.toml"))
-        .collect();
-    setups.sort();
-    let setup = setups.pop().unwrap();
+    common::sim("scenarios/switch/dcqcn_marking.toml", &dir, &[]);
+    let setup = common::last_switch_setup(&dir);
     let judge = |args: &[&str]| {
         let mut a = vec!["switch", setup.to_str().unwrap(), "--format", "json"];
         a.extend_from_slice(args);

@@ -355,3 +355,33 @@ pub fn field_columns(program: &str, capture: &str, keys: &[&str], opts: &[&str])
     assert!(out.status.success(), "{program}");
     String::from_utf8(out.stdout).unwrap()
 }
+
+/// `ccreplay sim SCENARIO --out DIR -q --set S...` (SCENARIO relative to the repository),
+/// which must succeed.
+pub fn sim(scenario: &str, dir: &Path, sets: &[&str]) {
+    let sc = repo().join(scenario);
+    let mut args = vec![
+        "sim",
+        sc.to_str().unwrap(),
+        "--out",
+        dir.to_str().unwrap(),
+        "-q",
+    ];
+    for s in sets {
+        args.extend(["--set", s]);
+    }
+    let (code, o, e) = run(&repo(), &args);
+    assert_eq!(code, 0, "{o}{e}");
+}
+
+/// The last `*.switch.toml` by name a simulation wrote into `dir`: the bottleneck port in
+/// every switch scenario (fncc_int's sw1_h2).
+pub fn last_switch_setup(dir: &Path) -> PathBuf {
+    let mut setups: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_str().unwrap().ends_with(".switch.toml"))
+        .collect();
+    setups.sort();
+    setups.pop().expect("a switch tap")
+}
