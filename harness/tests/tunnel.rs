@@ -460,3 +460,38 @@ fn init_and_inspect_read_vxlan_on_another_port_when_told() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(out.lines().next(), Some("5001\t4791"));
 }
+
+/// `inspect --format text` ends a tunnelled packet's line with its tunnel (docs/inspect.md).
+#[test]
+fn the_text_line_names_the_tunnel() {
+    let (code, out, err) = ccreplay(
+        &repo(),
+        &[
+            "inspect",
+            "tests/fixtures/tunnel.pcap",
+            "--format",
+            "text",
+            "--dialect",
+            "roce",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    // Frames 1 and 3 of the script's list: VXLAN 5001 over IPv4, Geneve 0xABCDE over IPv6.
+    assert!(
+        lines[0].ends_with("  [in VXLAN 5001 10.9.0.1 -> 10.9.0.2]"),
+        "{}",
+        lines[0]
+    );
+    assert!(
+        lines[2].ends_with("  [in Geneve 703710 fd00:9::1 -> fd00:9::2]"),
+        "{}",
+        lines[2]
+    );
+    // Frame 10: mirrored, then tunnelled: both said, the tunnel first.
+    assert!(
+        lines[9].contains("  [in VXLAN 5001 10.9.0.1 -> 10.9.0.2]  [mirrored by 10.10.0.1"),
+        "{}",
+        lines[9]
+    );
+}
