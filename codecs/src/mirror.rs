@@ -592,25 +592,63 @@ impl MirrorRepr {
             }
             MirrorKind::ErspanI | MirrorKind::Teb => {}
         }
-        let too_large = FrameTooLarge { len: frame.len() };
-        let payload_len = u16::try_from(gre.len() + frame.len()).map_err(|_| too_large)?;
+        let outer = OuterIpv4 {
+            src_mac: self.src_mac,
+            dst_mac: self.dst_mac,
+            src_ip: self.src_ip,
+            dst_ip: self.dst_ip,
+            ttl: self.ttl,
+            ident: 0,
+            ecn: 0,
+            protocol: IPPROTO_GRE,
+        };
+        outer.write(gre.len() + frame.len(), frame.len(), out)?;
+        out.extend_from_slice(&gre);
+        out.extend_from_slice(frame);
+        Ok(())
+    }
+}
+
+/// The outer Ethernet and IPv4 headers an encapsulation writes (a mirror's, a tunnel's): no
+/// DF, the checksum computed.
+pub(crate) struct OuterIpv4 {
+    pub src_mac: [u8; 6],
+    pub dst_mac: [u8; 6],
+    pub src_ip: [u8; 4],
+    pub dst_ip: [u8; 4],
+    pub ttl: u8,
+    pub ident: u16,
+    pub ecn: u8,
+    pub protocol: u8,
+}
+
+impl OuterIpv4 {
+    /// Append the headers of an IPv4 payload of `payload_len` bytes around a `frame_len`-byte
+    /// frame (for the error).
+    pub fn write(
+        &self,
+        payload_len: usize,
+        frame_len: usize,
+        out: &mut Vec<u8>,
+    ) -> Result<(), FrameTooLarge> {
+        let too_large = FrameTooLarge { len: frame_len };
+        let payload_len = u16::try_from(payload_len).map_err(|_| too_large)?;
         let mut ip = etherparse::Ipv4Header::new(
             payload_len,
             self.ttl,
-            etherparse::IpNumber(IPPROTO_GRE),
+            etherparse::IpNumber(self.protocol),
             self.src_ip,
             self.dst_ip,
         )
         .map_err(|_| too_large)?;
         ip.dont_fragment = false;
-        ip.identification = 0;
+        ip.identification = self.ident;
+        ip.ecn = etherparse::IpEcn::try_new(self.ecn & 3).unwrap_or(etherparse::IpEcn::ZERO);
         ip.header_checksum = ip.calc_header_checksum();
         out.extend_from_slice(&self.dst_mac);
         out.extend_from_slice(&self.src_mac);
         out.extend_from_slice(&ETHERTYPE_IPV4.to_be_bytes());
         out.extend_from_slice(&ip.to_bytes());
-        out.extend_from_slice(&gre);
-        out.extend_from_slice(frame);
         Ok(())
     }
 }

@@ -28,9 +28,11 @@
 //! underlay switch marks only the outer header.
 
 use crate::error::{DecodeError, ErrorKind, Layer};
-use crate::mirror::FrameTooLarge;
+use crate::mirror::{FrameTooLarge, OuterIpv4};
 use crate::packet::{ETHERTYPE_IPV4, ETHERTYPE_IPV6, IpAddrs};
 
+/// IP protocol number of UDP.
+const IPPROTO_UDP: u8 = 17;
 /// IANA's UDP port of VXLAN (RFC 7348 5).
 pub const VXLAN_UDP_PORT: u16 = 4789;
 /// IANA's UDP port of Geneve (RFC 8926 3.3).
@@ -266,29 +268,24 @@ pub struct TunnelRepr {
 impl TunnelRepr {
     /// Append the wrapped `frame` (an Ethernet frame) to `out`.
     pub fn write(&self, frame: &[u8], out: &mut Vec<u8>) -> Result<(), FrameTooLarge> {
-        let too_large = FrameTooLarge { len: frame.len() };
         let port = match self.kind {
             TunnelKind::Vxlan => VXLAN_UDP_PORT,
             TunnelKind::Geneve => GENEVE_UDP_PORT,
         };
-        let udp_len = u16::try_from(8 + TUNNEL_HEADER_LEN + frame.len()).map_err(|_| too_large)?;
-        let ecn = self.ecn.unwrap_or_else(|| inner_ecn(frame).unwrap_or(0)) & 3;
-        let mut ip = etherparse::Ipv4Header::new(
-            udp_len,
-            self.ttl,
-            etherparse::IpNumber::UDP,
-            self.src_ip,
-            self.dst_ip,
-        )
-        .map_err(|_| too_large)?;
-        ip.dont_fragment = false;
-        ip.identification = self.ident;
-        ip.ecn = etherparse::IpEcn::try_new(ecn).unwrap_or(etherparse::IpEcn::ZERO);
-        ip.header_checksum = ip.calc_header_checksum();
-        out.extend_from_slice(&self.dst_mac);
-        out.extend_from_slice(&self.src_mac);
-        out.extend_from_slice(&ETHERTYPE_IPV4.to_be_bytes());
-        out.extend_from_slice(&ip.to_bytes());
+        let udp_len = 8 + TUNNEL_HEADER_LEN + frame.len();
+        let outer = OuterIpv4 {
+            src_mac: self.src_mac,
+            dst_mac: self.dst_mac,
+            src_ip: self.src_ip,
+            dst_ip: self.dst_ip,
+            ttl: self.ttl,
+            ident: self.ident,
+            ecn: self.ecn.unwrap_or_else(|| inner_ecn(frame).unwrap_or(0)),
+            protocol: IPPROTO_UDP,
+        };
+        outer.write(udp_len, frame.len(), out)?;
+        // Fits 16 bits: the IPv4 header took it with 20 bytes more.
+        let udp_len = udp_len as u16;
         out.extend_from_slice(&self.udp_src_port.to_be_bytes());
         out.extend_from_slice(&port.to_be_bytes());
         out.extend_from_slice(&udp_len.to_be_bytes());

@@ -52,22 +52,10 @@ fn sweep_with(
     for seed in 1..=SEEDS {
         let dir = base.join(seed.to_string());
         let _ = std::fs::remove_dir_all(&dir);
-        let scenario = repo().join(scenario);
         let seed_set = format!("seed={seed}");
-        let mut args = vec![
-            "sim",
-            scenario.to_str().unwrap(),
-            "--out",
-            dir.to_str().unwrap(),
-            "-q",
-            "--set",
-            &seed_set,
-        ];
-        for s in sets {
-            args.extend(["--set", s]);
-        }
-        let (code, o, e) = ccreplay(&repo(), &args);
-        assert_eq!(code, 0, "sim {args:?}: {o}{e}");
+        let mut all = vec![seed_set.as_str()];
+        all.extend_from_slice(sets);
+        common::sim(scenario, &dir, &all);
         let manifest = dir.join(format!("{stem}.toml"));
         if !extra.is_empty() {
             let text = std::fs::read_to_string(&manifest).unwrap();

@@ -9,7 +9,10 @@
 mod common;
 
 use ccreplay_codecs::capture::{CaptureReader, PcapWriter};
+use ccreplay_codecs::frame::{FrameRepr, IpRepr};
+use ccreplay_codecs::shim::IntConfig;
 use ccreplay_codecs::tunnel::{TunnelKind, TunnelRepr};
+use ccreplay_codecs::{DecodeConfig, Dialect, Packet};
 use common::{Scratch, repo, run as ccreplay, tshark};
 use std::path::Path;
 
@@ -260,34 +263,26 @@ fn every_tunnel_case_decodes_as_the_rfcs_say() {
     assert_eq!(rows, want);
 }
 
-/// `frame` (Ethernet, IPv4 after 0-2 VLAN tags) as a tunnel endpoint sends it when the
-/// underlay marked it: a CE inner header gets its sender's ECT(0) back (the IPv4 checksum
-/// recomputed, RFC 1071), and the CE goes on the outer header.
+/// `frame` as a tunnel endpoint sends it when the underlay marked it: a CE-marked RoCEv2
+/// packet is written again (codecs' decoder and `FrameRepr`) with its sender's ECT(0), and the
+/// CE goes on the outer header; anything else (ACKs, PFC frames) is wrapped as it is.
 fn encapsulate(frame: &[u8], n: u16, out: &mut Vec<u8>) {
-    let mut inner = frame.to_vec();
-    let mut at = 12;
-    while matches!(
-        u16::from_be_bytes([inner[at], inner[at + 1]]),
-        0x8100 | 0x88A8
-    ) {
-        at += 4;
-    }
-    let ip = at + 2;
+    let p = Packet::decode_ethernet(frame, &DecodeConfig::default());
+    let mut unmarked = Vec::new();
     let mut outer_ecn = None;
-    if u16::from_be_bytes([inner[at], inner[at + 1]]) == 0x0800 && inner[ip + 1] & 3 == 3 {
-        inner[ip + 1] = (inner[ip + 1] & !3) | 2;
-        let ihl = usize::from(inner[ip] & 0x0F) * 4;
-        inner[ip + 10..ip + 12].copy_from_slice(&[0, 0]);
-        let mut sum: u32 = inner[ip..ip + ihl]
-            .chunks(2)
-            .map(|w| u32::from(u16::from_be_bytes([w[0], w[1]])))
-            .sum();
-        while sum > 0xFFFF {
-            sum = (sum & 0xFFFF) + (sum >> 16);
-        }
-        inner[ip + 10..ip + 12].copy_from_slice(&(!(sum as u16)).to_be_bytes());
+    if let Some(mut f) = FrameRepr::from_packet(&p)
+        && let IpRepr::V4 { ecn: ecn @ 3, .. } = &mut f.ip
+    {
+        *ecn = 2;
+        f.emit(Dialect::Roce, IntConfig::default(), &mut unmarked)
+            .unwrap();
         outer_ecn = Some(3);
     }
+    let inner = if outer_ecn.is_some() {
+        &unmarked
+    } else {
+        frame
+    };
     let repr = TunnelRepr {
         kind: TunnelKind::Vxlan,
         src_mac: [2, 0, 0, 0, 9, 1],
@@ -300,7 +295,7 @@ fn encapsulate(frame: &[u8], n: u16, out: &mut Vec<u8>) {
         vni: 5001,
         ecn: outer_ecn,
     };
-    repr.write(&inner, out).unwrap();
+    repr.write(inner, out).unwrap();
 }
 
 /// The switch judge on an underlay switch's taps (docs/switch.md): the packets it forwards

@@ -371,7 +371,7 @@ pub fn sim(scenario: &str, dir: &Path, sets: &[&str]) {
         args.extend(["--set", s]);
     }
     let (code, o, e) = run(&repo(), &args);
-    assert_eq!(code, 0, "{o}{e}");
+    assert_eq!(code, 0, "sim {args:?}: {o}{e}");
 }
 
 /// The last `*.switch.toml` by name a simulation wrote into `dir`: the bottleneck port in
