@@ -209,20 +209,9 @@ fn pfc_pauses_in_the_capture_excuse_a_paused_sender() {
     }
     // Seed 3 without its pause frames (EtherType 0x8808 at bytes 12..14).
     let dir = common::Scratch::new("sweep-pfc-strip");
-    let sc = repo().join(DCQCN.0);
-    let mut args = vec![
-        "sim",
-        sc.to_str().unwrap(),
-        "--out",
-        dir.to_str().unwrap(),
-        "-q",
-        "--set",
-        "seed=3",
-    ];
-    for s in &pfc {
-        args.extend(["--set", s]);
-    }
-    assert_eq!(ccreplay(&repo(), &args).0, 0);
+    let mut sets = vec!["seed=3"];
+    sets.extend_from_slice(&pfc);
+    common::sim(DCQCN.0, &dir, &sets);
     let pcap = dir.join("dcqcn_sender.pcap");
     let data = std::fs::read(&pcap).unwrap();
     let mut kept = data[..24].to_vec();
