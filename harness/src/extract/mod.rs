@@ -315,6 +315,12 @@ pub struct ExtractReport {
     pub other_mirror_sessions: Vec<(Option<u16>, u64)>,
     /// With `[mirror] clock = "switch"`: how the events were timed.
     pub switch_clock: Option<SwitchClockReport>,
+    /// Data events identical to one of their flow's less than a base RTT before, with no
+    /// NAK or READ request between (`DupKey`): the packet captured twice, or a sender that
+    /// sent it twice (at a sender or a receiver; the verdict's error when they are many).
+    pub copies: u64,
+    /// The first of them and the frame it copies.
+    pub first_copy: Option<(u64, u64)>,
 }
 
 impl ExtractReport {
@@ -965,6 +971,112 @@ struct Pre {
     stamp: Stamp,
     /// The event, if `what` is `Data` or `Ack`; `t_ns` is the record's time.
     ev: Event,
+    /// What tells a data frame from another of its flow (`Data` only): a copy has the same.
+    dup: DupKey,
+    /// A NAK, an RNR NAK or a READ request, in either direction: what makes a sender resend
+    /// (go-back-N resends frames it sent just before, so a resend can follow its original by
+    /// less than a round trip; after one of these, no frame is taken for a copy of one before).
+    resend_cue: bool,
+}
+
+/// A data frame's identity without hashing its bytes: PSN, opcode and ICRC (which covers BTH
+/// and payload, wire.md 4), the IP header's varying fields (IPv4: ID, flags, TTL, checksum —
+/// which covers the rest of the header; IPv6: traffic class, flow label, length, hop limit),
+/// the UDP source port and the frame's length. Two frames of one flow with the same key are
+/// the same packet, or a resend of it — and a sender resends only when asked (a NAK, an RNR
+/// NAK, a repeated READ request: `Pre::resend_cue`) or after its timeout, which no NIC sets
+/// below its round trip. So one with no cue between and less than a base RTT later is the
+/// packet captured twice.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct DupKey([u64; 3]);
+
+impl DupKey {
+    fn of(rec: &Record<'_>, p: &Packet<'_>, r: &Roce<'_>) -> DupKey {
+        let icrc = r.icrc.map_or(0, u32::from_be_bytes);
+        let a = u64::from(r.bth.psn()) | u64::from(r.bth.opcode().0) << 24 | u64::from(icrc) << 32;
+        // IPv4: bytes 4..12 (ID, flags and fragment offset, TTL, protocol, checksum); IPv6:
+        // bytes 0..8 (version, traffic class, flow label, payload length, next header, hop
+        // limit).
+        let b = p.ip.map_or(0, |ip| {
+            let at = if ip.addrs.src().is_ipv4() { 4 } else { 0 };
+            rec.data
+                .get(ip.offset + at..ip.offset + at + 8)
+                .map_or(0, |w| u64::from_be_bytes(w.try_into().unwrap_or([0; 8])))
+        });
+        let c = p.udp.map_or(0, |u| u64::from(u.src_port)) | u64::from(rec.orig_len) << 16;
+        DupKey([a, b, c])
+    }
+}
+
+/// The last data frames of a flow (`Apply::recent`): a copy of the same packet comes within a
+/// few frames (two interfaces on one wire), or a queue's worth later (a mirror of two ports
+/// of its path).
+#[derive(Clone, Copy)]
+struct Recent {
+    /// Each frame's first key word (PSN, opcode, ICRC), apart: scanned for every data frame,
+    /// 16 words compare in a few vector instructions (the rest only on a match).
+    first: [u64; RECENT],
+    /// The other key words, time, the cue epoch (`Apply::epoch`) and frame number.
+    rest: [(u64, u64, u64, u64, u64); RECENT],
+    next: usize,
+    /// The PSN after the highest one remembered (PSN space + 1: none yet): a frame at or past
+    /// it copies nothing — the usual case, answered without the scan.
+    ahead: u32,
+}
+
+impl Default for Recent {
+    fn default() -> Self {
+        Recent {
+            first: [0; RECENT],
+            rest: [(0, 0, 0, 0, 0); RECENT],
+            next: 0,
+            ahead: NO_PSN,
+        }
+    }
+}
+
+/// `Recent::ahead` before any frame.
+const NO_PSN: u32 = 1 << 24;
+
+const RECENT: usize = 16;
+
+impl Recent {
+    /// The frame `key` copies, if it was seen in `epoch` less than `window_ns` from `t_ns`;
+    /// remembers frame `frame` when not.
+    #[inline(always)]
+    fn copy_of(
+        &mut self,
+        key: DupKey,
+        t_ns: u64,
+        epoch: u64,
+        window_ns: u64,
+        frame: u64,
+    ) -> Option<u64> {
+        let [a, b, c] = key.0;
+        let psn = (a & 0xFF_FFFF) as u32;
+        // Serial arithmetic (C-2): at or up to half the PSN space past `ahead` is new.
+        let new = self.ahead == NO_PSN || psn.wrapping_sub(self.ahead) & 0xFF_FFFF < 1 << 23;
+        let mut hits = 0u32;
+        if new {
+            self.ahead = (psn + 1) & 0xFF_FFFF;
+        } else {
+            for (i, &x) in self.first.iter().enumerate() {
+                hits |= u32::from(x == a) << i;
+            }
+        }
+        while hits != 0 {
+            let i = hits.trailing_zeros() as usize;
+            hits &= hits - 1;
+            let (rb, rc, t, e, of) = self.rest[i];
+            if rb == b && rc == c && e == epoch && t.abs_diff(t_ns) < window_ns {
+                return Some(of);
+            }
+        }
+        self.first[self.next] = a;
+        self.rest[self.next] = (b, c, t_ns, epoch, frame);
+        self.next = (self.next + 1) % RECENT;
+        None
+    }
 }
 
 enum What {
@@ -1039,6 +1151,8 @@ fn pre_event(rec: &Record<'_>, cfg: &DecodeConfig, point: &CapturePoint) -> Pre 
             index: 0,
             kind: EventKind::RxCnp,
         },
+        dup: DupKey::default(),
+        resend_cue: false,
     };
     if let Some(m) = &p.mirror {
         if !m.read {
@@ -1073,6 +1187,13 @@ fn pre_event(rec: &Record<'_>, cfg: &DecodeConfig, point: &CapturePoint) -> Pre 
         };
         return pre;
     }
+    if let Some(r) = &p.roce {
+        // AETH syndrome bits 6..5: 01 RNR NAK, 11 NAK (docs/wire.md 3), read without
+        // decoding the AETH of every ACK.
+        pre.resend_cue = r.bth.opcode().is_read_request()
+            || r.aeth
+                .is_some_and(|a| matches!((a[0] >> 5) & 3, 0b01 | 0b11));
+    }
     let seen = classify(point, &p);
     if seen.received() && icrc_fails(&p) {
         pre.what = What::BadIcrc {
@@ -1083,6 +1204,10 @@ fn pre_event(rec: &Record<'_>, cfg: &DecodeConfig, point: &CapturePoint) -> Pre 
     // A tunnelled packet's mark is what decapsulation leaves (RFC 6040; a dropped one reads
     // as Not-ECT: its receiver never sees it).
     let ecn = p.ecn().unwrap_or(0);
+    // Not at a switch port, where copies are not looked for (`stream_events_jobs`).
+    if let Seen::DataOut(_, r) | Seen::DataIn(_, r) = seen {
+        pre.dup = DupKey::of(rec, &p, r);
+    }
     let data = |local, remote, r: &Roce<'_>| What::Data {
         local,
         remote,
@@ -1171,6 +1296,13 @@ struct Apply<'t> {
     /// `[mirror] clock = "switch"`.
     clock: Option<SwitchClock>,
     last_t: u64,
+    /// Data frames closer than this to one they copy are counted (`ExtractReport::copies`):
+    /// the base RTT; 0 (none) at a switch port.
+    dup_window_ns: u64,
+    /// Each flow's last data frames, by flow id.
+    recent: Vec<Recent>,
+    /// Resend cues so far (`Pre::resend_cue`): frames of different epochs are never copies.
+    epoch: u64,
 }
 
 /// Count `key` in a tally that keeps at most [`TALLY_KEYS`] keys.
@@ -1186,7 +1318,12 @@ fn tally<K: Eq + std::hash::Hash>(m: &mut HashMap<K, u64>, key: K) {
 }
 
 impl<'t> Apply<'t> {
-    fn new(table: &'t mut FlowTable, mut report: ExtractReport, clock: MirrorClock) -> Self {
+    fn new(
+        table: &'t mut FlowTable,
+        mut report: ExtractReport,
+        clock: MirrorClock,
+        dup_window_ns: u64,
+    ) -> Self {
         report.capture_error = None;
         report.flow_events = vec![0u64; table.flows.len()];
         Apply {
@@ -1199,6 +1336,9 @@ impl<'t> Apply<'t> {
             sources: Sources::default(),
             clock: (clock == MirrorClock::Switch).then(SwitchClock::default),
             last_t: 0,
+            dup_window_ns,
+            recent: Vec::new(),
+            epoch: 0,
         }
     }
 
@@ -1209,6 +1349,7 @@ impl<'t> Apply<'t> {
             Some(c) => c.time(pre.ev.t_ns, &pre.stamp),
             None => None,
         };
+        self.epoch += u64::from(pre.resend_cue);
         let report = &mut self.report;
         report.packets += 1;
         report.snaplen_cut += pre.cut as u64;
@@ -1261,7 +1402,20 @@ impl<'t> Apply<'t> {
                 return;
             }
             What::Data { local, remote, qp } => match self.table.data_flow_mut(local, remote, qp) {
-                Some(flow) => flow,
+                Some(flow) => {
+                    if self.dup_window_ns > 0 {
+                        if self.recent.len() <= flow as usize {
+                            self.recent.resize(flow as usize + 1, Recent::default());
+                        }
+                        let (t, w) = (pre.ev.t_ns, self.dup_window_ns);
+                        let recent = &mut self.recent[flow as usize];
+                        if let Some(of) = recent.copy_of(pre.dup, t, self.epoch, w, pre.frame) {
+                            report.copies += 1;
+                            report.first_copy.get_or_insert((pre.frame, of));
+                        }
+                    }
+                    flow
+                }
                 None => {
                     report.skip(Skip::NoFlow);
                     return;
@@ -1370,7 +1524,13 @@ pub fn stream_events_jobs(
     let mut reader = open_capture(capture)?;
     let mut report = report;
     report.host = point.host();
-    let mut a = Apply::new(table, report, clock);
+    // At a switch port the NAKs that make a sender resend go the other way, not captured:
+    // a resend there cannot be told from a copy.
+    let dup_window_ns = match point {
+        CapturePoint::Sender { .. } | CapturePoint::Receiver { .. } => manifest.network.base_rtt_ns,
+        CapturePoint::SwitchPort { .. } => 0,
+    };
+    let mut a = Apply::new(table, report, clock, dup_window_ns);
     if workers == 0 {
         while let Some(rec) = reader.next_record() {
             match rec {

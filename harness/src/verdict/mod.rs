@@ -674,6 +674,24 @@ pub fn assess(trace: &Trace, model: &str, stats: &ReplayStats, opt: Strictness) 
             Finding::warning(message, hint)
         });
     }
+    // 4. The same packets twice (docs/verdicts.md "Packets captured twice"): a quarter of
+    // the data frames or more, so that a resend the cues missed (a timeout) is no error.
+    let data = r.event_kinds.tx_data + r.event_kinds.rx_data;
+    if let Some((frame, of)) = r.first_copy
+        && r.copies * 4 >= data
+    {
+        out.push(Finding::error(
+            format!(
+                "{name}: {} of its {} data frames are copies of a frame of the same flow less than the base RTT ({} ns) before, with no NAK or READ request between (first: frame {frame}, of frame {of}): the capture holds packets twice, and each would replay once per copy",
+                n(r.copies),
+                n(data),
+                n(trace.manifest.network.base_rtt_ns),
+            ),
+            Some(format!(
+                "a mirror session with two ports of the path, two capture interfaces on one wire, or `tcpdump -i any` each record a packet twice: keep one copy — one interface's frames (`tshark -r {name} -Y 'frame.interface_id == 0' -w one.pcapng`), or `editcap -D 16 {name} one.pcap` (which also drops the identical ACKs and CNPs a receiver does repeat) — and point the manifest's `capture` at it, or capture at one point. A sender that puts each frame on the wire twice is itself a bug: no NIC resends without a NAK or a timeout"
+            )),
+        ));
+    }
     out
 }
 
