@@ -13,6 +13,7 @@
 mod common;
 
 use ccreplay_codecs::capture::{CaptureReader, PcapWriter};
+use ccreplay_codecs::{DecodeConfig, Dialect, Packet};
 use common::{Scratch, repo, run as ccreplay};
 use std::path::Path;
 
@@ -25,8 +26,13 @@ const TWICE: &str = "940 of its 1,880 data frames are copies of a frame of the s
 /// traces/dcqcn_np.pcap with each frame also written `delay` ns later, `edit` applied to the
 /// copy's bytes, in time order; its manifest in `dir`. Returns the manifest's path.
 fn twice(dir: &Path, delay: u64, edit: impl Fn(&mut [u8])) -> String {
+    twice_from(dir, &repo().join("traces/dcqcn_np.pcap"), delay, edit)
+}
+
+/// [`twice`] of another capture of dcqcn_np's packets.
+fn twice_from(dir: &Path, src: &Path, delay: u64, edit: impl Fn(&mut [u8])) -> String {
     let mut frames = Vec::new();
-    let mut r = CaptureReader::open(repo().join("traces/dcqcn_np.pcap")).unwrap();
+    let mut r = CaptureReader::open(src).unwrap();
     while let Some(rec) = r.next_record() {
         let rec = rec.unwrap();
         assert!(!rec.is_truncated());
@@ -121,28 +127,97 @@ fn a_copy_is_less_than_a_base_rtt_later(#[case] delay: u64, #[case] copies: bool
     assert!(err.contains("1,880 events (rx_data 1,880)"), "{err}");
 }
 
-/// The same packet on the far side of a router is another frame (TTL one less, the IPv4
-/// checksum updated as RFC 1624 says): no copies.
+/// Set the 16-bit word at `at` of an Ethernet + IPv4 frame (no VLAN) to `new`, the IPv4
+/// header checksum (at 24) updated as RFC 1624 eq. 3 says: HC' = ~(~HC + ~m + m').
+fn set_ipv4_word(f: &mut [u8], at: usize, new: u16) {
+    assert_eq!(u16::from_be_bytes([f[12], f[13]]), 0x0800);
+    let old = u16::from_be_bytes([f[at], f[at + 1]]);
+    f[at..at + 2].copy_from_slice(&new.to_be_bytes());
+    let hc = u16::from_be_bytes([f[24], f[25]]);
+    let mut sum = u32::from(!hc) + u32::from(!old) + u32::from(new);
+    sum = (sum & 0xFFFF) + (sum >> 16);
+    sum = (sum & 0xFFFF) + (sum >> 16);
+    f[24..26].copy_from_slice(&(!(sum as u16)).to_be_bytes());
+}
+
+/// The same packet on the far side of a router is another frame (TTL one less): no copies.
 #[test]
 fn a_frame_a_router_forwarded_is_not_a_copy() {
     let dir = Scratch::new("dup-ttl");
+    // IPv4 at 14: TTL and protocol at 22..24.
     let m = twice(&dir, 100, |f| {
-        // Ethernet, no VLAN: IPv4 at 14, TTL at 22, checksum at 24.
-        assert_eq!(u16::from_be_bytes([f[12], f[13]]), 0x0800);
-        let old = u16::from_be_bytes([f[22], f[23]]);
-        f[22] -= 1;
-        let new = u16::from_be_bytes([f[22], f[23]]);
-        let hc = u16::from_be_bytes([f[24], f[25]]);
-        // HC' = ~(~HC + ~m + m') in ones' complement (RFC 1624 eq. 3).
-        let mut sum = u32::from(!hc) + u32::from(!old) + u32::from(new);
-        sum = (sum & 0xFFFF) + (sum >> 16);
-        sum = (sum & 0xFFFF) + (sum >> 16);
-        f[24..26].copy_from_slice(&(!(sum as u16)).to_be_bytes());
+        let w = u16::from_be_bytes([f[22], f[23]]);
+        set_ipv4_word(f, 22, w - 0x100);
     });
     let (code, _, err) = replay(&dir, &m);
     assert_eq!(code, 0, "{err}");
     assert!(err.contains("1,880 events (rx_data 1,880)"), "{err}");
     assert!(!err.contains("copies"), "{err}");
+}
+
+/// The same PSN with other bytes — a QP that both writes and answers READs sends two PSN
+/// sequences to one DestQP (docs/verdicts.md "READ traffic") — is another packet: each data
+/// frame's copy with its last payload byte changed (and its ICRC recomputed) is no copy.
+#[test]
+fn the_same_psn_with_other_bytes_is_not_a_copy() {
+    let dir = Scratch::new("dup-payload");
+    let m = twice(&dir, 100, |f| {
+        let n = f.len();
+        if n > 100 {
+            f[n - 5] ^= 0xFF;
+            fix_icrc(f);
+        }
+    });
+    let (code, _, err) = replay(&dir, &m);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("1,880 events (rx_data 1,880)"), "{err}");
+    assert!(!err.contains("copies"), "{err}");
+}
+
+/// Recompute a frame's ICRC (its last 4 bytes), as the NIC would send it.
+fn fix_icrc(f: &mut [u8]) {
+    let cfg = DecodeConfig::for_dialect(Dialect::Roce);
+    let (computed, _) = Packet::decode_ethernet(f, &cfg).icrc_check().unwrap();
+    let n = f.len();
+    f[n - 4..].copy_from_slice(&computed.to_be_bytes());
+}
+
+/// A NIC that sends every packet with IP ID 0 (DF set, as RoCEv2 NICs may): the IP headers
+/// of a flow's full-size frames are then alike, and the frames differ in PSN and ICRC. The
+/// capture is no copy of itself; doubled, it is.
+#[rstest::rstest]
+#[case::once(None, 0)]
+#[case::twice(Some(100), 2)]
+fn frames_with_ip_id_0_are_told_apart_by_psn_and_icrc(
+    #[case] delay: Option<u64>,
+    #[case] code: i32,
+) {
+    let dir = Scratch::new("dup-id0");
+    let mut r = CaptureReader::open(repo().join("traces/dcqcn_np.pcap")).unwrap();
+    let id0 = dir.join("id0.pcap");
+    let mut w = PcapWriter::create(&id0).unwrap();
+    while let Some(rec) = r.next_record() {
+        let rec = rec.unwrap();
+        let mut f = rec.data.to_vec();
+        // IPv4 at 14: ID at 18, which the ICRC covers (its last 4 bytes, recomputed as
+        // the NIC would send it).
+        set_ipv4_word(&mut f, 18, 0);
+        fix_icrc(&mut f);
+        w.write(rec.ts_ns, &f).unwrap();
+    }
+    w.flush().unwrap();
+    drop(w);
+    let m = match delay {
+        Some(d) => twice_from(&dir, &id0, d, |_| {}),
+        None => manifest(&dir, "id0.pcap"),
+    };
+    let (c, got, err) = replay(&dir, &m);
+    assert_eq!(c, code, "{err}");
+    assert_eq!(err.contains(TWICE), delay.is_some(), "{err}");
+    if delay.is_none() {
+        let golden = std::fs::read(repo().join("golden/dcqcn_np/dcqcn-np.jsonl")).unwrap();
+        assert!(got == golden, "{err}");
+    }
 }
 
 /// Go-back-N resends frames the sender put on the wire just before the NAK reached it:
