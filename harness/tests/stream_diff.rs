@@ -825,3 +825,28 @@ fn a_firing_the_other_side_made_once_and_dropped_is_uncertain_once() {
     // Flow 0: the reference's two missing; the DUT's 1,000 (dropped) and 2,000 extra.
     assert_eq!((f0.mismatches, f0.missing, f0.extra), (0, 2, 2));
 }
+
+#[test]
+fn a_held_decision_retired_where_the_other_side_dropped_is_uncertain() {
+    let opts = DiffOptions::default();
+    let mut sd = StreamDiff::new(&opts);
+    // The reference makes 131,073 decisions on flow 0's event 7 (ordinals 0..=131,072), the
+    // DUT none: past HOLD_LIMIT the oldest 32,769 (ordinals 0..=32,768) are dropped, so the
+    // reference dropped decisions of event 7 only.
+    (0..=131_072u64).for_each(|k| sd.push(Which::Reference, &dec(0, k, ack(7), 100)));
+    assert_eq!((sd.dropped(), sd.uncertain()), (32_769, 0));
+    // The DUT's first decision on event 7 (ordinal 0): its counterpart was dropped, but the
+    // reference is still at event 7 and may yet make it, so it is held, not yet counted.
+    sd.push(Which::Dut, &dec(0, 200_000, ack(7), 100));
+    assert_eq!((sd.uncertain(), sd.held(Which::Dut)), (0, 1));
+    // The DUT on event 20: held too (the reference has not reached it).
+    sd.push(Which::Dut, &dec(0, 200_001, ack(20), 100));
+    assert_eq!(sd.held(Which::Dut), 2);
+    // The reference on event 8 retires event 7's: it might have paired with the dropped
+    // ordinal 0: uncertain.
+    sd.push(Which::Reference, &dec(0, 200_002, ack(8), 100));
+    assert_eq!((sd.uncertain(), sd.held(Which::Dut)), (1, 1));
+    // On event 21 it retires event 20's, which could not (it dropped nothing there).
+    sd.push(Which::Reference, &dec(0, 200_003, ack(21), 100));
+    assert_eq!((sd.uncertain(), sd.held(Which::Dut)), (1, 0));
+}
