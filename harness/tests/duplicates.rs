@@ -180,17 +180,7 @@ fn the_same_psn_with_other_bytes_is_not_a_copy() {
 #[test]
 fn the_same_psn_with_another_opcode_is_not_a_copy() {
     let dir = Scratch::new("dup-opcode");
-    let mut r = CaptureReader::open(repo().join("traces/dcqcn_np.pcap")).unwrap();
-    let cut = dir.join("cut.pcap");
-    let mut w = PcapWriter::create(&cut).unwrap();
-    while let Some(rec) = r.next_record() {
-        let rec = rec.unwrap();
-        let n = rec.data.len().min(100);
-        w.write_truncated(rec.ts_ns, &rec.data[..n], rec.orig_len)
-            .unwrap();
-    }
-    w.flush().unwrap();
-    drop(w);
+    let cut = cut_to(&dir, 100);
     // Ethernet 14, IPv4 20, UDP 8: the BTH opcode at 42.
     let m = twice_from(&dir, &cut, 100, |f| {
         if f[42] == 0x07 {
@@ -200,6 +190,37 @@ fn the_same_psn_with_another_opcode_is_not_a_copy() {
     let (code, _, err) = replay(&dir, &m);
     assert_eq!(code, 0, "{err}");
     assert!(!err.contains("copies"), "{err}");
+}
+
+/// Cut by the snapshot length, the same PSN from another UDP source port (a NIC that moves a
+/// QP to another path) is another packet.
+#[test]
+fn the_same_psn_from_another_udp_port_is_not_a_copy() {
+    let dir = Scratch::new("dup-port");
+    let cut = cut_to(&dir, 100);
+    // Ethernet 14, IPv4 20: the UDP source port at 34.
+    let m = twice_from(&dir, &cut, 100, |f| {
+        let port = u16::from_be_bytes([f[34], f[35]]);
+        f[34..36].copy_from_slice(&(port ^ 1).to_be_bytes());
+    });
+    let (code, _, err) = replay(&dir, &m);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("copies"), "{err}");
+}
+
+/// traces/dcqcn_np.pcap cut to `snaplen` bytes a frame, in `dir`.
+fn cut_to(dir: &Path, snaplen: usize) -> std::path::PathBuf {
+    let mut r = CaptureReader::open(repo().join("traces/dcqcn_np.pcap")).unwrap();
+    let cut = dir.join("cut.pcap");
+    let mut w = PcapWriter::create(&cut).unwrap();
+    while let Some(rec) = r.next_record() {
+        let rec = rec.unwrap();
+        let n = rec.data.len().min(snaplen);
+        w.write_truncated(rec.ts_ns, &rec.data[..n], rec.orig_len)
+            .unwrap();
+    }
+    w.flush().unwrap();
+    cut
 }
 
 /// Recompute a frame's ICRC (its last 4 bytes), as the NIC would send it.

@@ -979,10 +979,10 @@ struct Pre {
     resend_cue: bool,
 }
 
-/// A data frame's identity without hashing its bytes: PSN, opcode and ICRC (which covers BTH
-/// and payload, wire.md 4), the IP header's varying fields (IPv4: ID, flags, TTL, checksum —
+/// A data frame's identity without hashing its bytes: PSN, opcode and ICRC (over the IP and
+/// UDP headers' invariant fields, BTH and payload: wire.md 4), the IP header's varying fields (IPv4: ID, flags, TTL, checksum —
 /// which covers the rest of the header; IPv6: traffic class, flow label, length, hop limit),
-/// the UDP source port and the frame's length. Two frames of one flow with the same key are
+/// and the UDP source port. Two frames of one flow with the same key are
 /// the same packet, or a resend of it — and a sender resends only when asked (a NAK, an RNR
 /// NAK, a repeated READ request: `Pre::resend_cue`) or after its timeout, which no NIC sets
 /// below its round trip. So one with no cue between and less than a base RTT later is the
@@ -1003,7 +1003,8 @@ impl DupKey {
                 .get(ip.offset + at..ip.offset + at + 8)
                 .map_or(0, |w| u64::from_be_bytes(w.try_into().unwrap_or([0; 8])))
         });
-        let c = p.udp.map_or(0, |u| u64::from(u.src_port)) | u64::from(rec.orig_len) << 16;
+        // The frame's length is in the IP header (IPv4's checksum covers it).
+        let c = p.udp.map_or(0, |u| u64::from(u.src_port));
         DupKey([a, b, c])
     }
 }
@@ -1011,7 +1012,7 @@ impl DupKey {
 /// The last data frames of a flow (`Apply::recent`): a copy of the same packet comes within a
 /// few frames (two interfaces on one wire), or a queue's worth later (a mirror of two ports
 /// of its path).
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 struct Recent {
     /// Each frame's first key word (PSN, opcode, ICRC), apart: scanned for every data frame,
     /// 16 words compare in a few vector instructions (the rest only on a match).
@@ -1019,24 +1020,10 @@ struct Recent {
     /// The other key words, time, the cue epoch (`Apply::epoch`) and frame number.
     rest: [(u64, u64, u64, u64, u64); RECENT],
     next: usize,
-    /// The PSN after the highest one remembered (PSN space + 1: none yet): a frame at or past
-    /// it copies nothing — the usual case, answered without the scan.
-    ahead: u32,
+    /// The PSN after the highest one remembered (none before the first frame): a frame at or
+    /// past it copies nothing — the usual case, answered without the scan.
+    ahead: Option<u32>,
 }
-
-impl Default for Recent {
-    fn default() -> Self {
-        Recent {
-            first: [0; RECENT],
-            rest: [(0, 0, 0, 0, 0); RECENT],
-            next: 0,
-            ahead: NO_PSN,
-        }
-    }
-}
-
-/// `Recent::ahead` before any frame.
-const NO_PSN: u32 = 1 << 24;
 
 const RECENT: usize = 16;
 
@@ -1055,10 +1042,12 @@ impl Recent {
         let [a, b, c] = key.0;
         let psn = (a & 0xFF_FFFF) as u32;
         // Serial arithmetic (C-2): at or up to half the PSN space past `ahead` is new.
-        let new = self.ahead == NO_PSN || psn.wrapping_sub(self.ahead) & 0xFF_FFFF < 1 << 23;
+        let new = self
+            .ahead
+            .is_none_or(|at| psn.wrapping_sub(at) & 0xFF_FFFF < 1 << 23);
         let mut hits = 0u32;
         if new {
-            self.ahead = (psn + 1) & 0xFF_FFFF;
+            self.ahead = Some((psn + 1) & 0xFF_FFFF);
         } else {
             for (i, &x) in self.first.iter().enumerate() {
                 hits |= u32::from(x == a) << i;
