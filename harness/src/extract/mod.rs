@@ -980,13 +980,13 @@ struct Pre {
 }
 
 /// A data frame's identity without hashing its bytes: PSN, opcode and ICRC (over the IP and
-/// UDP headers' invariant fields, BTH and payload: wire.md 4), the IP header's varying fields (IPv4: ID, flags, TTL, checksum —
-/// which covers the rest of the header; IPv6: traffic class, flow label, length, hop limit),
-/// and the UDP source port. Two frames of one flow with the same key are
-/// the same packet, or a resend of it — and a sender resends only when asked (a NAK, an RNR
-/// NAK, a repeated READ request: `Pre::resend_cue`) or after its timeout, which no NIC sets
-/// below its round trip. So one with no cue between and less than a base RTT later is the
-/// packet captured twice.
+/// UDP headers' invariant fields, BTH and payload: wire.md 4), the IP header's varying fields
+/// (IPv4: ID, flags, TTL, checksum — which covers the rest of the header; IPv6: traffic class,
+/// flow label, length, hop limit) and the UDP source port. Two frames of one flow with the same
+/// key are the same packet, or a resend of it — and a sender resends only when asked (a NAK,
+/// an RNR NAK, a repeated READ request: `Pre::resend_cue`) or after its timeout, which no NIC
+/// sets below its round trip. So one with no cue between and less than a base RTT later is
+/// the packet captured twice.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct DupKey([u64; 3]);
 
@@ -1014,8 +1014,8 @@ impl DupKey {
 /// of its path).
 #[derive(Clone, Copy, Default)]
 struct Recent {
-    /// Each frame's first key word (PSN, opcode, ICRC), apart: scanned for every data frame,
-    /// 16 words compare in a few vector instructions (the rest only on a match).
+    /// Each frame's first key word (PSN, opcode, ICRC), apart: a frame's is compared with the
+    /// 16 into a bit mask, the rest of the key only on a match.
     first: [u64; RECENT],
     /// The other key words, time, the cue epoch (`Apply::epoch`) and frame number.
     rest: [(u64, u64, u64, u64, u64); RECENT],

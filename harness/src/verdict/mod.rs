@@ -688,7 +688,7 @@ pub fn assess(trace: &Trace, model: &str, stats: &ReplayStats, opt: Strictness) 
                 n(trace.manifest.network.base_rtt_ns),
             ),
             Some(format!(
-                "a mirror session with two ports of the path, two capture interfaces on one wire, or `tcpdump -i any` each record a packet twice: keep one copy — one interface's frames (`tshark -r {name} -Y 'frame.interface_id == 0' -w one.pcapng`), or `editcap -D 16 {name} one.pcap` (which also drops the identical ACKs and CNPs a receiver does repeat) — and point the manifest's `capture` at it, or capture at one point. A sender that puts each frame on the wire twice is itself a bug: no NIC resends without a NAK or a timeout"
+                "a mirror session with two ports of the path, two capture interfaces on one wire, or `tcpdump -i any` each record a packet twice: keep one copy — one interface's frames (`tshark -r {name} -Y 'frame.interface_id == 0' -w one.pcapng`), or `editcap -D 16 {name} one.pcap` (which also drops the identical ACKs and CNPs a receiver does repeat) — and point the manifest's `capture` at it, or capture at one point. A sender that puts each frame on the wire twice is itself a bug: no NIC resends unasked (a NAK, a repeated READ request) or before its timeout"
             )),
         ));
     }
