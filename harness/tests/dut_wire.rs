@@ -529,10 +529,7 @@ fn fncc_chain(tag: &str, edit: impl Fn(&mut Vec<(u64, Vec<u8>)>)) -> common::Scr
 
 /// Recompute an FNCC frame's ICRC (its last 4 bytes), as the NIC would send it.
 fn fix_icrc(f: &mut [u8]) {
-    let cfg = DecodeConfig::for_dialect(Dialect::Fncc);
-    let (computed, _) = Packet::decode_ethernet(f, &cfg).icrc_check().unwrap();
-    let n = f.len();
-    f[n - 4..].copy_from_slice(&computed.to_be_bytes());
+    common::fix_icrc(f, Dialect::Fncc);
 }
 
 fn flow0(v: &serde_json::Value) -> &serde_json::Value {

@@ -385,3 +385,14 @@ pub fn last_switch_setup(dir: &Path) -> PathBuf {
     setups.sort();
     setups.pop().expect("a switch tap")
 }
+
+/// Recompute a frame's ICRC (its last 4 bytes) as the NIC would send it, after a test changed
+/// bytes it covers; `dialect` says where BTH starts.
+pub fn fix_icrc(f: &mut [u8], dialect: ccreplay_codecs::Dialect) {
+    let cfg = ccreplay_codecs::DecodeConfig::for_dialect(dialect);
+    let (computed, _) = ccreplay_codecs::Packet::decode_ethernet(f, &cfg)
+        .icrc_check()
+        .unwrap();
+    let n = f.len();
+    f[n - 4..].copy_from_slice(&computed.to_be_bytes());
+}
