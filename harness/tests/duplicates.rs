@@ -276,7 +276,8 @@ fn frames_with_ip_id_0_are_told_apart_by_psn_and_icrc(
 
 /// Go-back-N resends frames the sender put on the wire just before the NAK reached it:
 /// fncc_chain's sender resends 3.1 µs after an original (tshark: frame 31 repeats frame 27's
-/// PSN), under its 4,217 ns base RTT. The NAK between them makes them no copies.
+/// PSN), under its 4,217 ns base RTT. The NAK between them makes them no copies. (tshark: 7
+/// NAK frames, AETH syndrome 0x60..0x7F.)
 #[test]
 fn resends_after_a_nak_are_not_copies() {
     let trace = ccreplay::replay::Trace::load(&repo().join("traces/fncc_chain.toml")).unwrap();
