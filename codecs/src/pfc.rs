@@ -146,6 +146,37 @@ mod tests {
         assert_eq!(back.pause_ns(1, 100_000_000_000), 0);
     }
 
+    /// A priority pauses only when its enable bit is set, and only priorities 0..8 exist:
+    /// priority 0 below has time but no enable bit (802.1Qbb: the time is ignored), bit 8 is
+    /// reserved (a warning at the class-enable vector, body offset 2), and a rate of 0 gives
+    /// no time rather than a division by zero.
+    #[test]
+    fn pause_needs_the_enable_bit_and_a_priority_below_8() {
+        let repr = PfcRepr {
+            class_enable: 0x0120,
+            quanta: [7, 0, 0, 0, 0, 4660, 0, 0],
+        };
+        let f = repr.emit_frame([0x02, 0, 0, 0, 0, 1]);
+        let (back, w) = PfcRepr::decode(&f[14..], 14).unwrap();
+        assert_eq!(back, repr);
+        let w = w.expect("reserved enable bit 8");
+        assert_eq!((w.layer, w.offset), (Layer::Pfc, 16));
+        assert_eq!(
+            w.kind,
+            ErrorKind::Reserved {
+                field: "pfc.class_enable",
+                found: 0x0120
+            }
+        );
+        assert!(back.paused(5) && !back.paused(0) && !back.paused(8) && !back.paused(9));
+        // 4660 quanta × 512 bits = 2,385,920 bits / 1e11 bps = 23,859.2 ns -> 23,859.
+        assert_eq!(back.pause_ns(5, 100_000_000_000), 23_859);
+        // Priority 0: 7 quanta (35.84 ns at 100 Gbps) but not enabled.
+        assert_eq!(back.pause_ns(0, 100_000_000_000), 0);
+        assert_eq!(back.pause_ns(8, 100_000_000_000), 0);
+        assert_eq!(back.pause_ns(5, 0), 0);
+    }
+
     #[test]
     fn other_mac_control_is_unsupported() {
         let mut f = PfcRepr::default().emit_frame([0; 6]);

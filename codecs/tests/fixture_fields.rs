@@ -1,0 +1,298 @@
+//! The decoder's structure of every fixture record — where each layer starts, header lengths,
+//! VLAN tags, IP and UDP fields, payload and ICRC, PFC frames, the error of a malformed frame,
+//! and every extension header's fields and offset — against the values
+//! `tests/fixtures/make_fixtures.py` *set* when it built them (cross-checked against tshark
+//! 4.0 by `check_with_tshark.py`: the `infiniband.*`, `ip.*`, `macc.*` names are tshark's
+//! fields), never values read back from this crate.
+//!
+//! The harness's `inspect` is checked against the same files (tests/inspect_fixtures.rs); this
+//! pins the codecs at their own layer (cargo-mutants over codecs/src/packet.rs found these
+//! unchecked by the codecs' own tests: docs/conformance.md "cargo-mutants on the codecs").
+
+use std::path::PathBuf;
+
+use ccreplay_codecs::capture::CaptureReader;
+use ccreplay_codecs::ib::ExtHeaders;
+use ccreplay_codecs::packet::IpAddrs;
+use ccreplay_codecs::{DecodeConfig, Dialect, Packet};
+use rstest::rstest;
+use serde_json::Value;
+
+fn fixture(name: &str) -> Vec<u8> {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures")
+        .join(name);
+    std::fs::read(p).expect("fixture present (run tests/fixtures/make_fixtures.py)")
+}
+
+/// The integer under `key` in a flat `.expected.jsonl` line (the script writes integers as
+/// JSON numbers, never in exponent form).
+fn num(line: &str, key: &str) -> Option<u64> {
+    let pat = format!("\"{key}\": ");
+    let start = line.find(&pat)? + pat.len();
+    let rest = &line[start..];
+    let end = rest.find([',', '}']).unwrap_or(rest.len());
+    Some(rest[..end].trim().parse().expect("integer"))
+}
+
+/// Each header flag with the fixture's key for its offset in the frame.
+const OFFSETS: [(u16, &str); 9] = [
+    (ExtHeaders::RDETH, "ccreplay.offset.rdeth"),
+    (ExtHeaders::DETH, "ccreplay.offset.deth"),
+    (ExtHeaders::RETH, "ccreplay.offset.reth"),
+    (ExtHeaders::ATOMIC_ETH, "ccreplay.offset.atomiceth"),
+    (ExtHeaders::AETH, "ccreplay.offset.aeth"),
+    (ExtHeaders::ATOMIC_ACK_ETH, "ccreplay.offset.atomicacketh"),
+    (ExtHeaders::IMM_DT, "ccreplay.offset.immdt"),
+    (ExtHeaders::IETH, "ccreplay.offset.ieth"),
+    (ExtHeaders::CNP, "ccreplay.offset.cnp"),
+];
+
+#[test]
+fn every_extension_header_reads_as_the_generator_wrote_it() {
+    let expected = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/fixtures/roce_opcodes.expected.jsonl"),
+    )
+    .unwrap();
+    let bytes = fixture("roce_opcodes.pcap");
+    let mut reader = CaptureReader::from_slice(&bytes).unwrap();
+    let cfg = DecodeConfig::for_dialect(Dialect::Roce);
+    // How many records carried each header: none may be checked vacuously.
+    let mut seen = [0usize; 9];
+    let mut lines = expected.lines();
+    while let Some(rec) = reader.next_record() {
+        let rec = rec.unwrap();
+        let line = lines.next().expect("one expected line per record");
+        let n = rec.frame_number;
+        let p = Packet::decode_ethernet(rec.data, &cfg);
+        let Some(r) = &p.roce else {
+            assert_ne!(
+                num(line, "ccreplay.roce"),
+                Some(1),
+                "frame {n}: RoCEv2 expected"
+            );
+            continue;
+        };
+        for (i, (flag, key)) in OFFSETS.into_iter().enumerate() {
+            let want = num(line, key).map(|v| v as usize);
+            assert_eq!(r.header_offset(flag), want, "frame {n}: {key}");
+            seen[i] += usize::from(want.is_some());
+        }
+        let deth = r.deth().map(|d| (d.q_key, d.reserved, d.src_qp));
+        let want = num(line, "infiniband.deth.q_key").map(|q| {
+            let reserved = num(line, "ccreplay.deth.reserved").unwrap();
+            (
+                q as u32,
+                reserved as u8,
+                num(line, "infiniband.deth.srcqp").unwrap() as u32,
+            )
+        });
+        assert_eq!(deth, want, "frame {n}: DETH");
+        let rdeth = r.rdeth().map(|d| (d.reserved, d.ee_context));
+        let want = num(line, "infiniband.rdeth.eecnxt").map(|e| {
+            let reserved = num(line, "ccreplay.rdeth.reserved").unwrap();
+            (reserved as u8, e as u32)
+        });
+        assert_eq!(rdeth, want, "frame {n}: RDETH");
+        let reth = r.reth().map(|x| (x.va, x.r_key, x.dma_len));
+        // tshark names AtomicETH's VA and R_Key `infiniband.reth.*` too: a RETH is where the
+        // generator put one.
+        let want = num(line, "ccreplay.offset.reth").map(|_| {
+            let va = num(line, "infiniband.reth.va").unwrap();
+            let key = num(line, "infiniband.reth.r_key").unwrap();
+            (
+                va,
+                key as u32,
+                num(line, "infiniband.reth.dmalen").unwrap() as u32,
+            )
+        });
+        assert_eq!(reth, want, "frame {n}: RETH");
+        let atomic = r
+            .atomic_eth()
+            .map(|a| (a.va, a.r_key, a.swap_add, a.compare));
+        let want = num(line, "ccreplay.atomiceth.va").map(|va| {
+            (
+                va,
+                num(line, "ccreplay.atomiceth.r_key").unwrap() as u32,
+                num(line, "infiniband.atomiceth.swapdt").unwrap(),
+                num(line, "infiniband.atomiceth.cmpdt").unwrap(),
+            )
+        });
+        assert_eq!(atomic, want, "frame {n}: AtomicETH");
+        assert_eq!(
+            r.atomic_ack_eth(),
+            num(line, "infiniband.atomicacketh.origremdt"),
+            "frame {n}: AtomicAckETH"
+        );
+        let want = num(line, "infiniband.immdt").map(|v| v as u32);
+        assert_eq!(r.imm_dt(), want, "frame {n}: ImmDt");
+        let want = num(line, "infiniband.ieth").map(|v| v as u32);
+        assert_eq!(r.ieth(), want, "frame {n}: IETH");
+    }
+    assert!(lines.next().is_none(), "as many records as expected lines");
+    for ((_, key), k) in OFFSETS.iter().zip(seen) {
+        assert!(k > 0, "no record carries {key}");
+    }
+}
+
+/// One fixture line as JSON.
+fn lines(stem: &str) -> Vec<Value> {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures")
+        .join(format!("{stem}.expected.jsonl"));
+    std::fs::read_to_string(p)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn u(v: &Value, key: &str) -> Option<u64> {
+    v.get(key)
+        .map(|x| x.as_u64().unwrap_or_else(|| panic!("{key}: {x}")))
+}
+
+fn list(v: &Value, key: &str) -> Vec<u64> {
+    v.get(key).map_or(Vec::new(), |x| {
+        x.as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e.as_u64().unwrap())
+            .collect()
+    })
+}
+
+#[rstest]
+#[case("roce_opcodes", "pcap", Dialect::Roce)]
+#[case("roce_linktypes_eth_us", "pcap", Dialect::Roce)]
+#[case("roce_linktypes_eth_be_ns", "pcap", Dialect::Roce)]
+#[case("roce_linktypes_sll", "pcap", Dialect::Roce)]
+#[case("roce_linktypes_sll2", "pcap", Dialect::Roce)]
+#[case("roce_linktypes_rawip", "pcap", Dialect::Roce)]
+#[case("roce_linktypes_snaplen", "pcap", Dialect::Roce)]
+#[case("roce_linktypes_multi", "pcapng", Dialect::Roce)]
+#[case("hpcc", "pcap", Dialect::Hpcc)]
+#[case("fncc", "pcap", Dialect::Fncc)]
+#[case("rcc", "pcap", Dialect::Rcc)]
+#[case("malformed", "pcap", Dialect::Roce)]
+fn every_layer_is_where_the_generator_put_it(
+    #[case] stem: &str,
+    #[case] ext: &str,
+    #[case] dialect: Dialect,
+) {
+    let bytes = fixture(&format!("{stem}.{ext}"));
+    let mut reader = CaptureReader::from_slice(&bytes).unwrap();
+    let cfg = DecodeConfig::for_dialect(dialect);
+    let want = lines(stem);
+    let mut i = 0;
+    while let Some(rec) = reader.next_record() {
+        let rec = rec.unwrap();
+        let v = &want[i];
+        i += 1;
+        let n = rec.frame_number;
+        let p = Packet::from_record(&rec, &cfg);
+        // Error: layer, offset, reason.
+        let err = p.error.as_ref().map(|e| {
+            (
+                e.layer.name().to_string(),
+                e.offset as u64,
+                e.kind.reason().to_string(),
+            )
+        });
+        let want_err = v.get("ccreplay.error.layer").map(|l| {
+            (
+                l.as_str().unwrap().to_string(),
+                u(v, "ccreplay.error.offset").unwrap(),
+                v["ccreplay.error.reason"].as_str().unwrap().to_string(),
+            )
+        });
+        assert_eq!(err, want_err, "{stem} frame {n}: error");
+        // VLAN tags, outermost first.
+        let tags: Vec<_> = p
+            .eth
+            .map_or(Vec::new(), |e| e.vlans.iter().flatten().copied().collect());
+        if let Some(count) = u(v, "ccreplay.vlan.count") {
+            assert_eq!(tags.len() as u64, count, "{stem} frame {n}: VLAN tags");
+            let got = |f: fn(&ccreplay_codecs::packet::VlanTag) -> u64| -> Vec<u64> {
+                tags.iter().map(f).collect()
+            };
+            assert_eq!(
+                got(|t| t.vid.into()),
+                list(v, "ccreplay.vlan.vid"),
+                "{stem} {n}"
+            );
+            assert_eq!(
+                got(|t| t.pcp.into()),
+                list(v, "ccreplay.vlan.pcp"),
+                "{stem} {n}"
+            );
+            assert_eq!(
+                got(|t| t.tpid.into()),
+                list(v, "ccreplay.vlan.tpid"),
+                "{stem} {n}"
+            );
+        }
+        // A value the generator wrote must be the decoder's (it leaves out what it did not
+        // set, e.g. the IP offset of a frame cut inside its UDP header).
+        let check = |key: &str, got: Option<u64>| {
+            if let Some(w) = u(v, key) {
+                assert_eq!(got, Some(w), "{stem} frame {n}: {key}");
+            }
+        };
+        let ip = p.ip.as_ref();
+        check("ccreplay.offset.ip", ip.map(|ip| ip.offset as u64));
+        if let Some(ip) = ip {
+            let (ttl, dscp, ecn) = (ip.ttl.into(), ip.dscp.into(), ip.ecn.into());
+            match ip.addrs {
+                IpAddrs::V4 { .. } => {
+                    check("ip.hdr_len", Some(ip.header_len as u64));
+                    check("ip.ttl", Some(ttl));
+                    check("ip.dsfield.dscp", Some(dscp));
+                    check("ip.dsfield.ecn", Some(ecn));
+                }
+                IpAddrs::V6 { .. } => {
+                    let ext = u(v, "ccreplay.ip.ext_len").unwrap_or(0);
+                    assert_eq!(
+                        ip.header_len as u64,
+                        40 + ext,
+                        "{stem} frame {n}: IPv6 headers"
+                    );
+                    check("ipv6.hlim", Some(ttl));
+                    check("ipv6.tclass.dscp", Some(dscp));
+                    check("ipv6.tclass.ecn", Some(ecn));
+                }
+            }
+        }
+        let udp = p.udp.as_ref();
+        check("ccreplay.offset.udp", udp.map(|x| x.offset as u64));
+        check("udp.srcport", udp.map(|x| x.src_port.into()));
+        check("udp.dstport", udp.map(|x| x.dst_port.into()));
+        check("udp.length", udp.map(|x| x.length.into()));
+        let r = p.roce.as_ref();
+        check("ccreplay.offset.bth", r.map(|r| r.bth_offset as u64));
+        check("infiniband.bth.opcode", r.map(|r| r.bth.opcode().0.into()));
+        check("infiniband.bth.psn", r.map(|r| r.bth.psn().into()));
+        check("ccreplay.payload.len", r.map(|r| r.payload.len() as u64));
+        check(
+            "ccreplay.offset.payload",
+            r.map(|r| r.payload_offset as u64),
+        );
+        check(
+            "infiniband.invariant.crc",
+            r.and_then(|r| r.icrc_field()).map(u64::from),
+        );
+        let icrc_at = r.and_then(|r| r.icrc_field().map(|_| r.icrc_offset as u64));
+        check("ccreplay.offset.icrc", icrc_at);
+        // PFC.
+        let pfc = p
+            .pfc
+            .map(|f| (u64::from(f.class_enable), f.quanta.map(u64::from).to_vec()));
+        let want_pfc = u(v, "macc.cbfc.enbv").map(|e| {
+            let q = (0..8).map(|k| u(v, &format!("macc.cbfc.pause_time.c{k}")).unwrap());
+            (e, q.collect())
+        });
+        assert_eq!(pfc, want_pfc, "{stem} frame {n}: PFC");
+    }
+    assert_eq!(i, want.len(), "{stem}: records");
+}
