@@ -273,6 +273,26 @@ fn every_layer_is_where_the_generator_put_it(
         check("ccreplay.offset.bth", r.map(|r| r.bth_offset as u64));
         check("infiniband.bth.opcode", r.map(|r| r.bth.opcode().0.into()));
         check("infiniband.bth.psn", r.map(|r| r.bth.psn().into()));
+        check("infiniband.bth.se", r.map(|r| r.bth.se().into()));
+        check("infiniband.bth.m", r.map(|r| r.bth.mig_req().into()));
+        check("infiniband.bth.padcnt", r.map(|r| r.bth.pad_cnt().into()));
+        check("infiniband.bth.tver", r.map(|r| r.bth.tver().into()));
+        check("infiniband.bth.p_key", r.map(|r| r.bth.p_key().into()));
+        check("ccreplay.bth.fecn", r.map(|r| r.bth.fecn().into()));
+        check("ccreplay.bth.becn", r.map(|r| r.bth.becn().into()));
+        check("ccreplay.bth.resv6", r.map(|r| r.bth.resv6().into()));
+        check("infiniband.bth.destqp", r.map(|r| r.bth.dest_qp().into()));
+        check("infiniband.bth.a", r.map(|r| r.bth.ack_req().into()));
+        check("infiniband.bth.reserved7", r.map(|r| r.bth.resv7().into()));
+        // The 12 bytes the view is over: the frame's, at the BTH's offset.
+        if let Some(r) = r {
+            let at = r.bth_offset;
+            assert_eq!(
+                &r.bth.as_bytes()[..],
+                &rec.data[at..at + 12],
+                "{stem} frame {n}"
+            );
+        }
         check("ccreplay.payload.len", r.map(|r| r.payload.len() as u64));
         check(
             "ccreplay.offset.payload",

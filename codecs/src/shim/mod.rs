@@ -402,6 +402,44 @@ mod tests {
         assert_eq!(w.unwrap().offset, 110); // 100 + 2 + 8: where the padding starts
     }
 
+    /// nHop may equal the most records a stack holds: five records in a padded stack of five.
+    #[test]
+    fn nhop_at_max_is_a_full_stack() {
+        let mut bytes = padded_one_hop();
+        bytes[0] = 0x50; // nHop 5
+        let (s, w) = IntStackView::parse(&bytes, 0, IntConfig::default()).unwrap();
+        assert_eq!((s.header.n_hop, w), (5, None));
+        assert_eq!(s.hop(4), Some(IntHop::default()));
+    }
+
+    /// Whole 8-byte words and the bytes after the last one (11 bytes: one word, 3 more).
+    #[test]
+    fn all_zero_reads_every_byte() {
+        assert!(all_zero(&[0; 11]) && all_zero(&[]));
+        for i in 0..11 {
+            let mut b = [0u8; 11];
+            b[i] = 1;
+            assert!(!all_zero(&b), "byte {i}");
+        }
+    }
+
+    /// The names of manifests and the command line, both ways; anything else is refused.
+    #[test]
+    fn dialect_names() {
+        for (d, name) in Dialect::ALL
+            .into_iter()
+            .zip(["roce", "hpcc", "fncc", "rcc"])
+        {
+            assert_eq!(d.to_string(), name);
+            assert_eq!(name.parse::<Dialect>(), Ok(d));
+        }
+        let e = "hpcc2".parse::<Dialect>().unwrap_err();
+        assert_eq!(
+            e,
+            "unknown dialect `hpcc2` (expected roce, hpcc, fncc or rcc)"
+        );
+    }
+
     #[test]
     fn rcc_ext_literal() {
         // cwnd 150000 = 0x000249F0, N 4, flags PID|in-network = 0x03, reserved 0.
