@@ -304,6 +304,15 @@ fn every_layer_is_where_the_generator_put_it(
         );
         let icrc_at = r.and_then(|r| r.icrc_field().map(|_| r.icrc_offset as u64));
         check("ccreplay.offset.icrc", icrc_at);
+        // The ICRC recomputed (IPv4 options and IPv6 extension headers included: frames
+        // 78-82 of roce_opcodes) agrees with the one carried exactly when the generator wrote
+        // a good one.
+        let valid = p.icrc_check().map(|(c, f)| u64::from(c == f));
+        check("ccreplay.icrc.valid", valid);
+        check(
+            "ccreplay.icrc.computed",
+            p.icrc_check().map(|(c, _)| c.into()),
+        );
         // PFC.
         let pfc = p
             .pfc

@@ -368,6 +368,51 @@ mod tests {
     use super::*;
     use rstest::rstest;
 
+    /// The syndrome byte by the IBTA's table (bits 6..5 select, 4..0 qualify) and the names
+    /// docs/inspect.md gives (`ccreplay.aeth.kind`, `ccreplay.aeth.nak`).
+    #[rstest]
+    #[case(0x1F, "ack", false, None)]
+    #[case(0x2A, "rnr_nak", true, None)]
+    #[case(0x45, "reserved", false, None)]
+    #[case(0x60, "nak", true, Some("psn_sequence_error"))]
+    #[case(0x61, "nak", true, Some("invalid_request"))]
+    #[case(0x62, "nak", true, Some("remote_access_error"))]
+    #[case(0x63, "nak", true, Some("remote_operational_error"))]
+    #[case(0x64, "nak", true, Some("invalid_rd_request"))]
+    #[case(0x7F, "nak", true, Some("reserved"))]
+    fn syndrome_names(
+        #[case] byte: u8,
+        #[case] kind: &str,
+        #[case] nak: bool,
+        #[case] code: Option<&str>,
+    ) {
+        let s = Syndrome::from_byte(byte);
+        assert_eq!((s.kind_name(), s.is_nak()), (kind, nak));
+        let name = match s {
+            Syndrome::Nak(c) => Some(c.name()),
+            _ => None,
+        };
+        assert_eq!(name, code);
+    }
+
+    /// Big-endian reads of ImmDt / IETH and AtomicAckETH.
+    #[test]
+    fn big_endian_words() {
+        assert_eq!(read_u32(&[0x12, 0x34, 0x56, 0x78]), 0x1234_5678);
+        assert_eq!(read_u64(&[1, 2, 3, 4, 5, 6, 7, 8]), 0x0102_0304_0506_0708);
+    }
+
+    /// RDETH: reserved byte, then the 24-bit EE context (0x123456).
+    #[test]
+    fn rdeth_bytes() {
+        let r = RdethRepr {
+            reserved: 0,
+            ee_context: 0x12_3456,
+        };
+        assert_eq!(r.to_bytes(), [0, 0x12, 0x34, 0x56]);
+        assert_eq!(RdethRepr::from_view(&r.to_bytes()), r);
+    }
+
     #[test]
     fn reth_literal() {
         // VA 0x0102030405060708, R_Key 0xDEADBEEF, DMA length 4096 = 0x00001000.
