@@ -535,3 +535,25 @@ fn a_copys_wire_length_is_the_mirrored_frames() {
     let alone = decode(&recs[0][50..]);
     assert_eq!(alone.wire_len(frame_len), frame_len);
 }
+
+/// `mirror_session` keeps one ERSPAN session's copies: record 1 is session 5 (make_fixtures.py
+/// set it), read with 5 or no filter, left unread (no IP, no BTH) with 6; ERSPAN I (record 4)
+/// carries no session ID, so a filter leaves it unread too (the harness counts such copies as
+/// `other_mirror_session`).
+#[test]
+fn another_sessions_copy_is_not_read() {
+    let recs = records();
+    let with = |s: Option<u16>, i: usize| {
+        let cfg = DecodeConfig {
+            mirror_session: s,
+            ..DecodeConfig::default()
+        };
+        let p = Packet::decode_ethernet(&recs[i], &cfg);
+        let read = p.mirror.as_ref().map(|m| m.read);
+        (read, p.roce.map(|r| r.bth_offset), p.error.is_some())
+    };
+    assert_eq!(with(None, 0), (Some(true), Some(92), false));
+    assert_eq!(with(Some(5), 0), (Some(true), Some(92), false));
+    assert_eq!(with(Some(6), 0), (Some(false), None, false));
+    assert_eq!(with(Some(6), 3).0, Some(false));
+}
