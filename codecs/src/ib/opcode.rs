@@ -362,6 +362,26 @@ mod tests {
     use super::*;
     use rstest::rstest;
 
+    /// Bytes of extension headers after BTH, summed by hand from the IBTA header lengths
+    /// (RDETH 4, DETH 8, RETH 16, AtomicETH 28, AETH 4, AtomicAckETH 8, ImmDt 4, IETH 4; a CNP's
+    /// 16 reserved bytes): every header kind counted at least once.
+    #[rstest]
+    #[case(0x01, 0)] // RC SEND_MIDDLE
+    #[case(0x0B, 20)] // RC RDMA WRITE_ONLY_WITH_IMM: RETH + ImmDt
+    #[case(0x11, 4)] // RC ACKNOWLEDGE: AETH
+    #[case(0x12, 12)] // RC ATOMIC_ACKNOWLEDGE: AETH + AtomicAckETH
+    #[case(0x13, 28)] // RC CMP_SWAP: AtomicETH
+    #[case(0x16, 4)] // RC SEND_LAST_WITH_INVALIDATE: IETH
+    #[case(0x44, 12)] // RD SEND_ONLY: RDETH + DETH
+    #[case(0x53, 40)] // RD CMP_SWAP: RDETH + DETH + AtomicETH
+    #[case(0x65, 12)] // UD SEND_ONLY_WITH_IMM: DETH + ImmDt
+    #[case(0x81, 16)] // CNP
+    fn extension_header_bytes(#[case] op: u8, #[case] len: usize) {
+        let h = Opcode(op).ext_headers();
+        assert_eq!(h.len(), len, "opcode 0x{op:02x}");
+        assert_eq!(h.is_empty(), len == 0, "opcode 0x{op:02x}");
+    }
+
     // Expected layouts read off wire.md section 2, one row per opcode family.
     #[rstest]
     #[case(0x00, true, 0)]
