@@ -177,6 +177,26 @@ fn init_pairs_a_read_flow_by_its_requests() {
         listing.contains("10.0.0.1 -> 10.0.0.3 QP 0x200001: 193 (193 data), from frame 2"),
         "{listing}"
     );
+    // ... and the requester's READ requests as such, beside its CNPs (tshark: opcode 0x0c at
+    // frames 1 and 173, 8 and 2 CNPs on those QPs).
+    for line in [
+        "10.0.0.3 -> 10.0.0.1 QP 0x100001: 9 (8 CNP, 1 READ request), from frame 1",
+        "10.0.0.3 -> 10.0.0.1 QP 0x100003: 3 (2 CNP, 1 READ request), from frame 173",
+    ] {
+        assert!(listing.contains(line), "{line}\n{listing}");
+    }
+    let (_, json, _) = ccreplay(
+        &dir,
+        &["inspect", "dcqcn_clamp_read.pcap", "--format", "json"],
+    );
+    let summary: Value = serde_json::from_str(json.lines().last().unwrap()).unwrap();
+    let reads: Vec<u64> = summary["flow_list"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["read_requests"].as_u64().unwrap())
+        .collect();
+    assert_eq!(reads, [1, 0, 1, 0]);
     let m: toml::Table = toml::from_str(&text).unwrap();
     // The responder is the sender; its flows are the WRITE capture's, QP for QP.
     assert_eq!(m["capture_point"]["kind"].as_str(), Some("sender"));

@@ -98,6 +98,8 @@ pub struct FlowCounts {
     pub acks: u64,
     /// CNPs.
     pub cnps: u64,
+    /// READ requests (the requester's, to the responder that answers with READ responses).
+    pub read_requests: u64,
 }
 
 impl FlowCounts {
@@ -109,6 +111,7 @@ impl FlowCounts {
         self.data += o.data;
         self.acks += o.acks;
         self.cnps += o.cnps;
+        self.read_requests += o.read_requests;
     }
 }
 
@@ -175,6 +178,7 @@ impl Tally {
                 c.data += r.is_flow_data() as u64;
                 c.acks += op.is_ack() as u64;
                 c.cnps += op.is_cnp() as u64;
+                c.read_requests += op.is_read_request() as u64;
             }
             self.s.icrc_bad += (icrc_ok == Some(false)) as u64;
         } else if p.pfc.is_some() {
@@ -968,7 +972,8 @@ fn write_json_summary(buf: &mut Vec<u8>, s: &Summary) {
             .u("packets", f.counts.packets)
             .u("data", f.counts.data)
             .u("acks", f.counts.acks)
-            .u("cnps", f.counts.cnps);
+            .u("cnps", f.counts.cnps)
+            .u("read_requests", f.counts.read_requests);
         o.end();
         one.pop(); // the newline
         list.extend(one);
@@ -1043,12 +1048,23 @@ fn write_text_summary(buf: &mut Vec<u8>, s: &Summary) {
     for f in s.flow_list.iter().take(SHOWN) {
         let c = &f.counts;
         let mut kinds = Vec::new();
-        for (n, what) in [(c.data, "data"), (c.acks, "ACK/NAK"), (c.cnps, "CNP")] {
+        let reads = c.read_requests;
+        let reads_what = if reads == 1 {
+            "READ request"
+        } else {
+            "READ requests"
+        };
+        for (n, what) in [
+            (c.data, "data"),
+            (c.acks, "ACK/NAK"),
+            (c.cnps, "CNP"),
+            (reads, reads_what),
+        ] {
             if n > 0 {
                 kinds.push(format!("{n} {what}"));
             }
         }
-        let other = c.packets - c.data - c.acks - c.cnps;
+        let other = c.packets - c.data - c.acks - c.cnps - reads;
         if other > 0 {
             kinds.push(format!("{other} other"));
         }
