@@ -362,11 +362,20 @@ mod tests {
     use super::*;
     use rstest::rstest;
 
+    /// ATOMIC_ACKNOWLEDGE is operation 0x12 of RC (0x12) and RD (0x52); UC has none (0x32).
+    #[test]
+    fn atomic_acknowledge() {
+        let yes = |op: u8| Opcode(op).is_atomic_ack();
+        assert!(yes(0x12) && yes(0x52));
+        assert!(!yes(0x11) && !yes(0x32) && !yes(0x13));
+    }
+
     /// Bytes of extension headers after BTH, summed by hand from the IBTA header lengths
     /// (RDETH 4, DETH 8, RETH 16, AtomicETH 28, AETH 4, AtomicAckETH 8, ImmDt 4, IETH 4; a CNP's
     /// 16 reserved bytes): every header kind counted at least once.
     #[rstest]
     #[case(0x01, 0)] // RC SEND_MIDDLE
+    #[case(0x09, 4)] // RC RDMA WRITE_LAST_WITH_IMM: ImmDt
     #[case(0x0B, 20)] // RC RDMA WRITE_ONLY_WITH_IMM: RETH + ImmDt
     #[case(0x11, 4)] // RC ACKNOWLEDGE: AETH
     #[case(0x12, 12)] // RC ATOMIC_ACKNOWLEDGE: AETH + AtomicAckETH
@@ -377,6 +386,7 @@ mod tests {
     #[case(0x65, 12)] // UD SEND_ONLY_WITH_IMM: DETH + ImmDt
     #[case(0x81, 16)] // CNP
     fn extension_header_bytes(#[case] op: u8, #[case] len: usize) {
+        assert!(Opcode(op).is_known(), "opcode 0x{op:02x}");
         let h = Opcode(op).ext_headers();
         assert_eq!(h.len(), len, "opcode 0x{op:02x}");
         assert_eq!(h.is_empty(), len == 0, "opcode 0x{op:02x}");

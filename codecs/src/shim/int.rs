@@ -280,6 +280,47 @@ impl<'a> arbitrary::Arbitrary<'a> for IntStack {
 mod tests {
     use super::*;
 
+    /// wire.md 5.1's table of B: 0 25G, 1 50G, 2 100G, 3 200G, 4 400G, 5 800G, 6 10G, 7 40G,
+    /// 8..15 reserved; each rate back to its code.
+    #[test]
+    fn line_rate_codes() {
+        let g = 1_000_000_000u64;
+        let table = [25, 50, 100, 200, 400, 800, 10, 40];
+        for (code, gbps) in table.into_iter().enumerate() {
+            let r = LineRate(code as u8);
+            assert_eq!(r.bps(), Some(gbps * g), "code {code}");
+            assert_eq!(LineRate::from_bps(gbps * g), Some(r));
+            assert!(!r.is_reserved());
+        }
+        for code in 8..16 {
+            assert_eq!(LineRate(code).bps(), None);
+            assert!(LineRate(code).is_reserved());
+        }
+        assert_eq!(LineRate::from_bps(25 * g + 1), None);
+    }
+
+    /// A stack holds 15 records at most (4-bit nHop); pathID keeps 12 bits; a switch XORs
+    /// the low 12 bits of its ID in (wire.md 5.2).
+    #[test]
+    fn stacks_from_records_and_switches() {
+        let hop = IntHop {
+            b: 2,
+            ts: 7,
+            tx_bytes: 8,
+            qlen: 9,
+        };
+        assert!(IntStack::from_hops(0, &[hop; 16]).is_none());
+        let s = IntStack::from_hops(0xF123, &[hop; 15]).unwrap();
+        assert_eq!((s.n_hop(), s.path_id(), s.hops().len()), (15, 0x123, 15));
+        let mut s = IntStack::from_hops(0x0F0, &[hop]).unwrap();
+        assert!(s.push(0x1ABC, hop, 5));
+        // 0x0F0 ^ 0xABC = 0xA4C.
+        assert_eq!((s.n_hop(), s.path_id()), (2, 0xA4C));
+        let mut full = IntStack::from_hops(0, &[hop; 5]).unwrap();
+        assert!(!full.push(1, hop, 5));
+        assert_eq!((full.n_hop(), full.path_id()), (5, 0));
+    }
+
     // Hand-computed from the wire.md 5.1 layout.
     #[test]
     fn hop_fields_from_literal() {
@@ -331,16 +372,6 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(b.tx_bytes_delta(a), 640);
-    }
-
-    #[test]
-    fn line_rate_codes() {
-        assert_eq!(LineRate(6).bps(), Some(10_000_000_000));
-        assert_eq!(LineRate(7).bps(), Some(40_000_000_000));
-        assert_eq!(LineRate(8).bps(), None);
-        assert!(LineRate(15).is_reserved());
-        assert_eq!(LineRate::from_bps(400_000_000_000), Some(LineRate(4)));
-        assert_eq!(LineRate::from_bps(1), None);
     }
 
     #[test]
