@@ -208,6 +208,7 @@ fn every_layer_is_where_the_generator_put_it(
             )
         });
         assert_eq!(err, want_err, "{stem} frame {n}: error");
+        assert_eq!(p.is_malformed(), want_err.is_some(), "{stem} frame {n}");
         // VLAN tags, outermost first.
         let tags: Vec<_> = p
             .eth
@@ -324,4 +325,14 @@ fn every_layer_is_where_the_generator_put_it(
         assert_eq!(pfc, want_pfc, "{stem} frame {n}: PFC");
     }
     assert_eq!(i, want.len(), "{stem}: records");
+}
+
+/// A frame whose link layer could not be read: the error kept, nothing else decoded.
+#[test]
+fn a_failed_frame_keeps_its_error() {
+    let e = ccreplay_codecs::DecodeError::truncated(ccreplay_codecs::Layer::LinuxSll, 0, 16, 3);
+    let p = Packet::failed(&[1, 2, 3], e);
+    assert!(p.is_malformed());
+    assert_eq!(p.error, Some(e));
+    assert!(p.eth.is_none() && p.ip.is_none() && p.roce.is_none());
 }
