@@ -299,6 +299,27 @@ fn every_layer_is_where_the_generator_put_it(
             "ccreplay.offset.payload",
             r.map(|r| r.payload_offset as u64),
         );
+        if let (None, Some(icrc), Some(len), Some(pad)) = (
+            u(v, "ccreplay.offset.payload"),
+            u(v, "ccreplay.offset.icrc"),
+            u(v, "ccreplay.payload.len"),
+            u(v, "infiniband.bth.padcnt"),
+        ) {
+            // Not written (ACKs): the payload ends pad bytes before the ICRC.
+            let at = r.map(|r| r.payload_offset as u64);
+            assert_eq!(
+                at,
+                Some(icrc - pad - len),
+                "{stem} frame {n}: payload offset"
+            );
+        }
+        if want_err.is_none() {
+            // (A stack refused for its nHop has no view; the generator wrote the raw nHop.)
+            check(
+                "ccreplay.int.nhop",
+                r.and_then(|r| r.int_stack()).map(|s| s.header.n_hop.into()),
+            );
+        }
         check(
             "infiniband.invariant.crc",
             r.and_then(|r| r.icrc_field()).map(u64::from),
@@ -335,4 +356,90 @@ fn a_failed_frame_keeps_its_error() {
     assert!(p.is_malformed());
     assert_eq!(p.error, Some(e));
     assert!(p.eth.is_none() && p.ip.is_none() && p.roce.is_none());
+}
+
+/// roce_opcodes' frame 7 (RC WRITE_FIRST: RETH, 7 payload bytes at 70, 1 pad byte, the ICRC
+/// at 78, 82 bytes: the generator's offsets) cut by a snaplen inside its payload and inside
+/// its ICRC: the error names the layer cut, where it starts, what it needed and what was left.
+#[test]
+fn a_record_cut_in_its_payload_or_icrc() {
+    let bytes = fixture("roce_opcodes.pcap");
+    let mut reader = CaptureReader::from_slice(&bytes).unwrap();
+    let frame = loop {
+        let rec = reader.next_record().unwrap().unwrap();
+        if rec.frame_number == 7 {
+            break rec.data.to_vec();
+        }
+    };
+    assert_eq!(frame.len(), 82);
+    let cfg = DecodeConfig::for_dialect(Dialect::Roce);
+    let cut = |n: usize| {
+        let p = Packet::decode(&frame[..n], 82, ccreplay_codecs::LinkStart::Ethernet, &cfg);
+        let e = p.error.unwrap();
+        (e.layer, e.offset, e.kind)
+    };
+    use ccreplay_codecs::{ErrorKind::Truncated, Layer};
+    let t = |needed, available| Truncated { needed, available };
+    assert_eq!(cut(72), (Layer::Payload, 70, t(8, 2)));
+    assert_eq!(cut(79), (Layer::Icrc, 78, t(4, 1)));
+}
+
+/// Frames built by hand (Ethernet, IPv4 10.0.0.1 -> 10.0.0.2, UDP; no checksums: the
+/// decoder reads lengths, not checksums) for the edges of the length checks.
+fn frame(tags: &[u16], ip_total: u16, udp_len: u16) -> Vec<u8> {
+    let mut f = vec![2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1];
+    for &tpid in tags {
+        f.extend_from_slice(&tpid.to_be_bytes());
+        f.extend_from_slice(&[0x60, 0x64]); // PCP 3, VID 100
+    }
+    f.extend_from_slice(&[0x08, 0x00]);
+    let ip = f.len();
+    f.extend_from_slice(&[
+        0x45, 0, 0, 0, 0, 0, 0, 0, 64, 17, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2,
+    ]);
+    f[ip + 2..ip + 4].copy_from_slice(&ip_total.to_be_bytes());
+    f.extend_from_slice(&[0x30, 0x39, 0x00, 0x35]); // ports 12345 -> 53
+    f.extend_from_slice(&udp_len.to_be_bytes());
+    f.extend_from_slice(&[0, 0]);
+    f
+}
+
+#[test]
+fn length_edges_by_hand() {
+    use ccreplay_codecs::{ErrorKind, Layer, LinkStart};
+    let cfg = DecodeConfig::for_dialect(Dialect::Roce);
+    let decode = |f: &[u8]| {
+        let p = Packet::decode_ethernet(f, &cfg);
+        (
+            p.error.map(|e| (e.layer, e.offset)),
+            p.udp.map(|u| u.length),
+        )
+    };
+    // A UDP datagram of 8 bytes (no payload) is whole; 7 is not a UDP length.
+    assert_eq!(decode(&frame(&[], 28, 8)), (None, Some(8)));
+    assert_eq!(decode(&frame(&[], 28, 7)).0, Some((Layer::Udp, 34)));
+    // An IPv4 packet of its header alone is whole; no UDP header follows in it.
+    let f = frame(&[], 20, 8);
+    let p = Packet::decode_ethernet(&f, &cfg);
+    assert_eq!(p.ip.map(|ip| ip.end), Some(34));
+    assert_eq!(p.error.map(|e| e.layer), Some(Layer::Udp));
+    // Two tags are read (IP at 14 + 8); a third is refused where it starts (22).
+    let f2 = frame(&[0x88A8, 0x8100], 28, 8);
+    let two = Packet::decode_ethernet(&f2, &cfg);
+    assert_eq!((two.error, two.ip.map(|ip| ip.offset)), (None, Some(22)));
+    let f3 = frame(&[0x88A8, 0x8100, 0x8100], 28, 8);
+    let three = Packet::decode_ethernet(&f3, &cfg);
+    let e = three.error.unwrap();
+    assert_eq!((e.layer, e.offset), (Layer::Vlan, 22));
+    assert!(matches!(e.kind, ErrorKind::Unsupported { found: 3, .. }));
+    // Cut 2 bytes into the second tag (at 18): truncated there, 4 needed, 2 left.
+    let f = frame(&[0x88A8, 0x8100], 28, 8);
+    let e = Packet::decode(&f[..20], f.len(), LinkStart::Ethernet, &cfg)
+        .error
+        .unwrap();
+    let truncated = ErrorKind::Truncated {
+        needed: 4,
+        available: 2,
+    };
+    assert_eq!((e.layer, e.offset, e.kind), (Layer::Vlan, 18, truncated));
 }
