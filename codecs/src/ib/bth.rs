@@ -336,6 +336,46 @@ mod tests {
         assert_eq!(BthRepr::parse(&BYTES).unwrap(), (&[][..], repr));
     }
 
+    /// The other value of every flag bit by hand: byte 1 = SE 0, M 1, PadCnt 1, TVer 5 =
+    /// 0x55; byte 4 = FECN 1, BECN 0, Resv6 0x15 = 0x95; byte 8 = AckReq 0, Resv7 0x33.
+    #[test]
+    fn the_nom_parser_reads_each_bit() {
+        let b = [0x11, 0x55, 0x12, 0x34, 0x95, 0, 0, 1, 0x33, 0, 0, 2];
+        let (_, r) = BthRepr::parse(&b).unwrap();
+        assert_eq!((r.se, r.mig_req, r.pad_cnt, r.tver), (false, true, 1, 5));
+        assert_eq!((r.fecn, r.becn, r.resv6), (true, false, 0x15));
+        assert_eq!((r.ack_req, r.resv7, r.dest_qp, r.psn), (false, 0x33, 1, 2));
+        assert_eq!(r.to_bytes(), b);
+    }
+
+    /// `masked` keeps each field's wire width: PadCnt 2 bits, TVer 4, Resv6 6, DestQP and PSN
+    /// 24, Resv7 7 (values one bit too wide each).
+    #[test]
+    fn masked_keeps_the_wire_widths() {
+        let wide = BthRepr {
+            opcode: Opcode(0x0A),
+            se: true,
+            mig_req: false,
+            pad_cnt: 0x7,
+            tver: 0x1F,
+            p_key: 0xFFFF,
+            fecn: false,
+            becn: true,
+            resv6: 0x7F,
+            dest_qp: 0x1FF_FFFF,
+            ack_req: true,
+            resv7: 0xFF,
+            psn: 0x1FF_FFFF,
+        };
+        let m = wide.masked();
+        assert_eq!((m.pad_cnt, m.tver, m.resv6), (3, 0xF, 0x3F));
+        assert_eq!((m.dest_qp, m.resv7, m.psn), (0xFF_FFFF, 0x7F, 0xFF_FFFF));
+        assert_eq!(
+            (m.opcode, m.se, m.p_key, m.becn, m.ack_req),
+            (Opcode(0x0A), true, 0xFFFF, true, true)
+        );
+    }
+
     #[test]
     fn reserved_bits_are_reported() {
         let mut bytes = BYTES;
