@@ -427,6 +427,15 @@ fn length_edges_by_hand() {
     let f2 = frame(&[0x88A8, 0x8100], 28, 8);
     let two = Packet::decode_ethernet(&f2, &cfg);
     assert_eq!((two.error, two.ip.map(|ip| ip.offset)), (None, Some(22)));
+    let at: Vec<usize> = two
+        .eth
+        .unwrap()
+        .vlans
+        .iter()
+        .flatten()
+        .map(|t| t.offset)
+        .collect();
+    assert_eq!(at, [14, 18]);
     let f3 = frame(&[0x88A8, 0x8100, 0x8100], 28, 8);
     let three = Packet::decode_ethernet(&f3, &cfg);
     let e = three.error.unwrap();
@@ -442,4 +451,84 @@ fn length_edges_by_hand() {
         available: 2,
     };
     assert_eq!((e.layer, e.offset, e.kind), (Layer::Vlan, 18, truncated));
+}
+
+/// UDP to 4791 with fewer than 4 bytes after its header cannot hold an ICRC: refused at the
+/// BTH's place, naming the UDP length (11 = 8 + 3); 12 bytes (room for the ICRC alone) get
+/// past that check to the BTH, which is cut.
+#[test]
+fn roce_too_short_for_an_icrc_by_hand() {
+    use ccreplay_codecs::{ErrorKind, Layer};
+    let cfg = DecodeConfig::for_dialect(Dialect::Roce);
+    let roce = |udp_len: u16| {
+        let mut f = frame(&[], 20 + udp_len, udp_len);
+        f[36..38].copy_from_slice(&4791u16.to_be_bytes());
+        f.resize(14 + 20 + usize::from(udp_len), 0);
+        let p = Packet::decode_ethernet(&f, &cfg);
+        let e = p.error.unwrap();
+        (e.layer, e.offset, e.kind)
+    };
+    let (layer, at, kind) = roce(11);
+    assert_eq!((layer, at), (Layer::Icrc, 42));
+    assert!(
+        matches!(
+            kind,
+            ErrorKind::BadLength {
+                field: "udp.length",
+                found: 11,
+                ..
+            }
+        ),
+        "{kind:?}"
+    );
+    assert_eq!(roce(12).0, Layer::Bth);
+}
+
+/// IPv6 frames by hand (14 + 40 + UDP 8 to port 53): a payload length the frame cannot hold,
+/// trailing bytes after the packet (Ethernet padding: allowed), and extension headers cut,
+/// out of order or fragmenting — each refused at the first byte after the fixed header (54).
+#[test]
+fn ipv6_lengths_and_extension_headers_by_hand() {
+    use ccreplay_codecs::Layer;
+    let cfg = DecodeConfig::for_dialect(Dialect::Roce);
+    let v6 = |payload_len: u16, next: u8, after: &[u8]| {
+        let mut f = vec![2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x86, 0xDD];
+        f.extend_from_slice(&[0x60, 0, 0, 0]);
+        f.extend_from_slice(&payload_len.to_be_bytes());
+        f.extend_from_slice(&[next, 64]);
+        f.extend_from_slice(&[0xFD; 32]);
+        f.extend_from_slice(after);
+        f
+    };
+    let udp = [0x30, 0x39, 0x00, 0x35, 0x00, 0x08, 0, 0];
+    let err = |f: &[u8]| {
+        Packet::decode_ethernet(f, &cfg)
+            .error
+            .map(|e| (e.layer, e.offset, e.kind.reason()))
+    };
+    assert_eq!(err(&v6(8, 17, &udp)), None);
+    let mut padded = v6(8, 17, &udp);
+    padded.extend_from_slice(&[0, 0]);
+    assert_eq!(err(&padded), None);
+    assert_eq!(err(&v6(9, 17, &udp)), Some((Layer::Ipv6, 14, "bad_length")));
+    // Hop-by-hop (0) announced, 2 of its 8 bytes there.
+    assert_eq!(
+        err(&v6(2, 0, &[17, 0])),
+        Some((Layer::Ipv6Ext, 54, "truncated"))
+    );
+    // Hop-by-hop after hop-by-hop: RFC 8200 allows it first only.
+    let twice = [0, 0, 0, 0, 0, 0, 0, 0, 17, 0, 0, 0, 0, 0, 0, 0];
+    let mut after = twice.to_vec();
+    after.extend_from_slice(&udp);
+    assert_eq!(
+        err(&v6(24, 0, &after)),
+        Some((Layer::Ipv6Ext, 54, "unsupported"))
+    );
+    // A fragment header (44): the first fragment of a datagram, more to come.
+    let mut frag = vec![17, 0, 0, 1, 0, 0, 0, 7];
+    frag.extend_from_slice(&udp);
+    assert_eq!(
+        err(&v6(16, 44, &frag)),
+        Some((Layer::Ipv6Ext, 54, "unsupported"))
+    );
 }
