@@ -209,6 +209,18 @@ fn every_layer_is_where_the_generator_put_it(
         });
         assert_eq!(err, want_err, "{stem} frame {n}: error");
         assert_eq!(p.is_malformed(), want_err.is_some(), "{stem} frame {n}");
+        if u(v, "ccreplay.cnp.reserved_nonzero") == Some(1) {
+            // The warning points at the CNP's 16 reserved bytes.
+            let w = p
+                .warning
+                .as_ref()
+                .map(|w| (w.layer.name(), w.offset as u64));
+            assert_eq!(
+                w,
+                Some(("cnp", u(v, "ccreplay.offset.cnp").unwrap())),
+                "{stem} {n}"
+            );
+        }
         // VLAN tags, outermost first.
         let tags: Vec<_> = p
             .eth
@@ -382,6 +394,7 @@ fn a_record_cut_in_its_payload_or_icrc() {
     let t = |needed, available| Truncated { needed, available };
     assert_eq!(cut(72), (Layer::Payload, 70, t(8, 2)));
     assert_eq!(cut(79), (Layer::Icrc, 78, t(4, 1)));
+    assert_eq!(cut(80), (Layer::Icrc, 78, t(4, 2)));
 }
 
 /// Frames built by hand (Ethernet, IPv4 10.0.0.1 -> 10.0.0.2, UDP; no checksums: the
