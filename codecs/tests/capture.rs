@@ -971,3 +971,36 @@ fn flow_data_is_sends_writes_and_read_responses_not_mads(
     }
     assert_eq!((n, d, g), (frames, data, gsi), "{name}");
 }
+
+/// A record of exactly `MAX_PACKET_BYTES` is written (the limit is inclusive, as the reader's
+/// is), and a writer whose flush fails reports it with the bytes written so far.
+#[test]
+fn writer_limits_and_a_failing_flush() {
+    let mut w = PcapWriter::new(Vec::new()).unwrap();
+    w.write(0, &vec![0; MAX_PACKET_BYTES]).unwrap();
+    // 24 + 16 + 262,144.
+    assert_eq!(w.bytes_written(), 262_184);
+    let bytes = w.into_inner().unwrap();
+    let mut r = CaptureReader::from_slice(&bytes).unwrap();
+    assert_eq!(
+        r.next_record().unwrap().unwrap().data.len(),
+        MAX_PACKET_BYTES
+    );
+
+    struct NoFlush(Vec<u8>);
+    impl std::io::Write for NoFlush {
+        fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+            self.0.extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Err(io::Error::other("disk gone"))
+        }
+    }
+    let mut w = PcapWriter::new(NoFlush(Vec::new())).unwrap();
+    w.write(0, &[1, 2, 3]).unwrap();
+    match w.flush() {
+        Err(CaptureError::Write { offset, .. }) => assert_eq!(offset, 24 + 16 + 3),
+        other => panic!("{other:?}"),
+    }
+}

@@ -500,6 +500,33 @@ mod tests {
         assert_eq!(LinkType::from_u32(14), LinkType::RawIp);
     }
 
+    /// The names the CLI prints (`inspect`'s header, errors), with the registry's numbers.
+    #[test]
+    fn link_type_names() {
+        let names: Vec<String> = [
+            LinkType::Ethernet,
+            LinkType::LinuxSll,
+            LinkType::LinuxSll2,
+            LinkType::RawIp,
+            LinkType::Ipv4,
+            LinkType::Ipv6,
+            LinkType::Other(147),
+        ]
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+        let want = [
+            "Ethernet (1)",
+            "Linux SLL (113)",
+            "Linux SLL2 (276)",
+            "raw IP (101)",
+            "raw IPv4 (228)",
+            "raw IPv6 (229)",
+            "link type 147",
+        ];
+        assert_eq!(names, want);
+    }
+
     #[test]
     fn link_start_for_each_link_type() {
         let net = |offset, ether_type| Ok(LinkStart::Network { offset, ether_type });
@@ -516,6 +543,8 @@ mod tests {
         assert_eq!(LinkType::RawIp.link_start(&[0x45]), net(0, 0x0800));
         assert_eq!(LinkType::RawIp.link_start(&[0x60]), net(0, 0x86dd));
         assert_eq!(LinkType::Ipv6.link_start(&[0x00]), net(0, 0x86dd));
+        // 228 says IPv4 whatever the first nibble (the decoder reports a wrong version).
+        assert_eq!(LinkType::Ipv4.link_start(&[0x60]), net(0, 0x0800));
         assert_eq!(
             LinkType::RawIp.link_start(&[0x55]),
             Err(LinkError::UnknownIpVersion(5))

@@ -71,6 +71,21 @@ fn saturate(ns: u128) -> u64 {
 mod tests {
     use super::*;
 
+    /// The option byte back as it came (pcapng writers copy it).
+    #[test]
+    fn if_tsresol_round_trips() {
+        for b in [0u8, 6, 9, 12, 0x80 | 30, 0xFF] {
+            assert_eq!(TsResolution::from_if_tsresol(b).if_tsresol(), b);
+        }
+        assert_eq!(
+            (
+                TsResolution::MICRO.if_tsresol(),
+                TsResolution::NANO.if_tsresol()
+            ),
+            (6, 9)
+        );
+    }
+
     #[test]
     fn decimal_resolutions() {
         // 10^-6: 1 µs = 1000 ns; 10^-9: identity; 10^-3: 1 ms = 10^6 ns.
