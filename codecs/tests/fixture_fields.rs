@@ -25,6 +25,33 @@ fn fixture(name: &str) -> Vec<u8> {
     std::fs::read(p).expect("fixture present (run tests/fixtures/make_fixtures.py)")
 }
 
+/// A fixture's expected file, one JSON object per record.
+fn lines(stem: &str) -> Vec<Value> {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures")
+        .join(format!("{stem}.expected.jsonl"));
+    std::fs::read_to_string(p)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn u(v: &Value, key: &str) -> Option<u64> {
+    v.get(key)
+        .map(|x| x.as_u64().unwrap_or_else(|| panic!("{key}: {x}")))
+}
+
+fn list(v: &Value, key: &str) -> Vec<u64> {
+    v.get(key).map_or(Vec::new(), |x| {
+        x.as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e.as_u64().unwrap())
+            .collect()
+    })
+}
+
 /// Each header flag with the fixture's key for its offset in the frame.
 const OFFSETS: [(u16, &str); 9] = [
     (ExtHeaders::RDETH, "ccreplay.offset.rdeth"),
@@ -120,33 +147,6 @@ fn every_extension_header_reads_as_the_generator_wrote_it() {
     for ((_, key), k) in OFFSETS.iter().zip(seen) {
         assert!(k > 0, "no record carries {key}");
     }
-}
-
-/// One fixture line as JSON.
-fn lines(stem: &str) -> Vec<Value> {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../tests/fixtures")
-        .join(format!("{stem}.expected.jsonl"));
-    std::fs::read_to_string(p)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
-fn u(v: &Value, key: &str) -> Option<u64> {
-    v.get(key)
-        .map(|x| x.as_u64().unwrap_or_else(|| panic!("{key}: {x}")))
-}
-
-fn list(v: &Value, key: &str) -> Vec<u64> {
-    v.get(key).map_or(Vec::new(), |x| {
-        x.as_array()
-            .unwrap()
-            .iter()
-            .map(|e| e.as_u64().unwrap())
-            .collect()
-    })
 }
 
 #[rstest]
@@ -441,8 +441,7 @@ fn length_edges_by_hand() {
     assert_eq!((e.layer, e.offset), (Layer::Vlan, 22));
     assert!(matches!(e.kind, ErrorKind::Unsupported { found: 3, .. }));
     // Cut 2 bytes into the second tag (at 18): truncated there, 4 needed, 2 left.
-    let f = frame(&[0x88A8, 0x8100], 28, 8);
-    let e = Packet::decode(&f[..20], f.len(), LinkStart::Ethernet, &cfg)
+    let e = Packet::decode(&f2[..20], f2.len(), LinkStart::Ethernet, &cfg)
         .error
         .unwrap();
     let truncated = ErrorKind::Truncated {

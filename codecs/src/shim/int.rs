@@ -300,7 +300,7 @@ mod tests {
     }
 
     /// A stack holds 15 records at most (4-bit nHop); pathID keeps 12 bits; a switch XORs
-    /// the low 12 bits of its ID in (wire.md 5.2).
+    /// the low 12 bits of its ID in (wire.md 5.2; a full stack: `stack_push_xors_path_id`).
     #[test]
     fn stacks_from_records_and_switches() {
         let hop = IntHop {
@@ -316,9 +316,6 @@ mod tests {
         assert!(s.push(0x1ABC, hop, 5));
         // 0x0F0 ^ 0xABC = 0xA4C.
         assert_eq!((s.n_hop(), s.path_id()), (2, 0xA4C));
-        let mut full = IntStack::from_hops(0, &[hop; 5]).unwrap();
-        assert!(!full.push(1, hop, 5));
-        assert_eq!((full.n_hop(), full.path_id()), (5, 0));
     }
 
     // Hand-computed from the wire.md 5.1 layout.
