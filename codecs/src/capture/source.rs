@@ -388,4 +388,132 @@ mod tests {
         s.consume(1);
         assert!(s.available().is_empty());
     }
+
+    /// A reader that gives `parts` one after another, each whole if it fits, and then 0 bytes
+    /// (an empty part is an end of input that a later part follows, like a file that grows).
+    struct Parts(Vec<Vec<u8>>);
+
+    impl Read for Parts {
+        fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+            let Some(p) = self.0.first_mut() else {
+                return Ok(0);
+            };
+            let k = p.len().min(out.len());
+            out[..k].copy_from_slice(&p[..k]);
+            p.drain(..k);
+            if p.is_empty() || k == 0 {
+                self.0.remove(0);
+            }
+            Ok(k)
+        }
+    }
+
+    /// The stream buffer is 64 KiB (65,536 bytes) at first and, for a larger block, grows to
+    /// the larger of the block and twice its size; the unread tail moves to the front first.
+    /// A reader that fills whatever it is given shows the size: `fill` returns every byte
+    /// buffered.
+    #[test]
+    fn stream_buffer_is_64_kib_then_doubles() {
+        let data: Vec<u8> = (0..1_000_000u32).map(|i| (i % 251) as u8).collect();
+        let mut s = StreamSource::new(&data[..]);
+        assert_eq!(s.fill(10).unwrap().len(), 65_536);
+        s.consume(65_000);
+        // 536 unread bytes move to the front; the buffer grows to max(100,000, 2 × 65,536)
+        // = 131,072 and is filled: data[65,000..196,072].
+        let got = s.fill(100_000).unwrap();
+        assert_eq!(got.len(), 131_072);
+        assert_eq!((got[0], got[131_071]), (data[65_000], data[196_071]));
+        // Past twice the size, the block's own: max(300,000, 262,144); data[196,072..496,072].
+        s.consume(131_072);
+        let got = s.fill(300_000).unwrap();
+        assert_eq!(got.len(), 300_000);
+        assert_eq!((got[0], got[299_999]), (data[196_072], data[496_071]));
+        // The buffered bytes only move when the block does not fit behind them: 10 bytes
+        // after consuming 5 of a fresh 64 KiB buffer are served in place.
+        let mut s = StreamSource::new(&data[..]);
+        let first = s.fill(1).unwrap().as_ptr();
+        s.consume(5);
+        assert_eq!(s.fill(10).unwrap().as_ptr(), first.wrapping_add(5));
+        assert_eq!(
+            s.get_ref().len(),
+            1_000_000 - 65_536,
+            "the reader was read once"
+        );
+        assert_eq!(s.into_inner().len(), 1_000_000 - 65_536);
+    }
+
+    /// Consuming more than is buffered stops at the end of the buffered bytes; skipping exactly
+    /// what is buffered reads nothing; once the input has ended it is not read again (a reader
+    /// that would give more bytes later is not asked).
+    #[test]
+    fn stream_consume_skip_and_the_end() {
+        let mut s = StreamSource::new(Parts(vec![vec![1, 2, 3, 4, 5], vec![6, 7, 8]]));
+        assert_eq!(s.fill(5).unwrap(), [1, 2, 3, 4, 5]);
+        s.consume(2);
+        assert_eq!(s.available(), [3, 4, 5]);
+        s.consume(1000);
+        assert!(s.available().is_empty());
+        assert_eq!(s.fill(3).unwrap(), [6, 7, 8]);
+        assert_eq!(s.skip(3).unwrap(), 3);
+        assert_eq!(
+            s.get_ref().0.len(),
+            0,
+            "nothing read past what was buffered"
+        );
+        assert!(s.fill(1).unwrap().is_empty());
+
+        // The end seen by `fill`: bytes after it are never read.
+        let mut s = StreamSource::new(Parts(vec![vec![1, 2], vec![], vec![9, 9]]));
+        assert_eq!(s.fill(4).unwrap(), [1, 2]);
+        assert_eq!(s.fill(4).unwrap(), [1, 2]);
+        s.consume(2);
+        assert!(s.fill(1).unwrap().is_empty());
+        assert_eq!(s.skip(1).unwrap(), 0);
+        // The end seen by `skip` (2 buffered + 1 read of the 5 asked): the same.
+        let mut s = StreamSource::new(Parts(vec![vec![1, 2], vec![3], vec![], vec![9, 9]]));
+        assert_eq!(s.fill(1).unwrap(), [1, 2]);
+        assert_eq!(s.skip(5).unwrap(), 3);
+        assert!(s.fill(1).unwrap().is_empty());
+        assert_eq!(s.skip(5).unwrap(), 0);
+        // Skipping within the buffer, then past it: 2 of [1, 2, 3] buffered, then 4 more.
+        let mut s = StreamSource::new(Parts(vec![vec![1, 2, 3], vec![4, 5, 6, 7, 8]]));
+        assert_eq!(s.fill(1).unwrap(), [1, 2, 3]);
+        assert_eq!(s.skip(2).unwrap(), 2);
+        assert_eq!(s.available(), [3]);
+        assert_eq!(s.skip(4).unwrap(), 4); // 3, then 4, 5, 6 read and dropped
+        assert_eq!(s.fill(2).unwrap(), [7, 8]);
+    }
+
+    /// `Debug` of a block source shows its position in the block and how many copied bytes are
+    /// left to serve. Blocks of 3 over 0..10: a fill of 5 copies block 1 (3 bytes) and 2
+    /// bytes of block 2 (so pos 2); consuming 1 leaves 4 copied bytes.
+    #[test]
+    fn block_source_debug_and_straddle() {
+        let data: Vec<u8> = (0..10).collect();
+        let mut chunks = data.chunks(3).map(<[u8]>::to_vec);
+        let mut s = BlockSource::new(move || Ok(chunks.next()));
+        assert_eq!(
+            format!("{s:?}"),
+            "BlockSource { pos: 0, straddled: 0, eof: false, .. }"
+        );
+        assert_eq!(s.fill(5).unwrap(), [0, 1, 2, 3, 4]);
+        s.consume(1);
+        assert_eq!(
+            format!("{s:?}"),
+            "BlockSource { pos: 2, straddled: 4, eof: false, .. }"
+        );
+        // The copied bytes are not in a block: `locate` gives them back.
+        assert_eq!(s.locate(&s.available()[..2]), Err(&[1u8, 2][..]));
+        s.consume(4);
+        // Back in block 2 at 2: [5], then block 3, block 4 ([9]).
+        assert_eq!(s.available(), [5]);
+        assert_eq!(s.skip(4).unwrap(), 4);
+        assert_eq!(s.fill(1).unwrap(), [9]);
+        s.consume(1);
+        assert!(s.fill(1).unwrap().is_empty());
+        assert_eq!(
+            format!("{s:?}"),
+            "BlockSource { pos: 0, straddled: 0, eof: true, .. }"
+        );
+    }
 }
