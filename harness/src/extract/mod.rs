@@ -2,7 +2,7 @@
 //!
 //! Two streaming passes over the capture, so memory grows with the number of flows, never with
 //! the file: the first pass finds the flows and pairs their two directions, the second turns
-//! every packet of a paired flow into an [`Event`].
+//! every packet of a paired flow into an [`Event`](ccreplay_reference_cc::Event).
 //!
 //! A flow at a sender is (local IP, local QP, remote IP, remote QP): data packets carry the
 //! remote QP, ACKs / NAKs / CNPs the local QP. The two directions are paired from the
