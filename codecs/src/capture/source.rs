@@ -516,4 +516,77 @@ mod tests {
             "BlockSource { pos: 0, straddled: 0, eof: true, .. }"
         );
     }
+
+    /// The buffer neither moves nor grows when the block fits: with 100 of 65,536 bytes
+    /// buffered and 36 consumed, a block of 65,500 ends exactly at the buffer's end (36 +
+    /// 65,500 = 65,536) and is read in place; a block of exactly 65,536 after a full buffer
+    /// with 10 consumed moves the 65,526 unread bytes to the front and fills the 10 freed, no
+    /// more (a generous reader would fill a grown buffer).
+    #[test]
+    fn stream_buffer_moves_and_grows_only_when_needed() {
+        let data: Vec<u8> = (0..200_000u32).map(|i| (i % 253) as u8).collect();
+        let mut s = StreamSource::new(Parts(vec![data[..100].to_vec(), data[100..].to_vec()]));
+        let base = s.fill(1).unwrap().as_ptr();
+        s.consume(36);
+        let got = s.fill(65_500).unwrap();
+        assert_eq!(
+            (got.as_ptr(), got.len(), got[0]),
+            (base.wrapping_add(36), 65_500, data[36])
+        );
+
+        let mut s = StreamSource::new(&data[..]);
+        assert_eq!(s.fill(1).unwrap().len(), 65_536);
+        s.consume(10);
+        let got = s.fill(65_536).unwrap();
+        assert_eq!(
+            (got.len(), got[0], got[65_535]),
+            (65_536, data[10], data[65_545])
+        );
+    }
+
+    /// `locate` claims only bytes inside the current block: bytes just past its end (here the
+    /// next block's, in the same array) or across its edge are not in it.
+    #[test]
+    fn block_source_locates_only_inside_the_block() {
+        let big: Vec<u8> = (0..20).collect();
+        let mut blocks = [&big[..10], &big[10..]].into_iter();
+        let mut s = BlockSource::new(move || Ok(blocks.next()));
+        assert_eq!(s.fill(4).unwrap(), &big[..10]);
+        assert_eq!(s.locate(&big[2..6]), Ok((&&big[..10], 2)));
+        assert_eq!(s.locate(&big[6..10]), Ok((&&big[..10], 6)));
+        assert_eq!(s.locate(&big[12..14]), Err(&[][..]));
+        assert_eq!(s.locate(&big[9..13]), Err(&[][..]));
+    }
+
+    /// A block that holds what is asked for is served in place, also when the previous block
+    /// was used up exactly; a straddling fill copies exactly what was asked (blocks of 1 and
+    /// 20 bytes, a fill of 10: the 1 byte and 9 of the next), and consuming more than the
+    /// copied bytes left stops at their end.
+    #[test]
+    fn block_source_serves_in_place_and_copies_no_more_than_asked() {
+        let data: Vec<u8> = (0..12).collect();
+        let mut chunks = data.chunks(4).map(<[u8]>::to_vec);
+        let mut s = BlockSource::new(move || Ok(chunks.next()));
+        assert_eq!(s.fill(4).unwrap(), [0, 1, 2, 3]);
+        assert_eq!(s.locate(&s.available()[..4]), Ok((&vec![0, 1, 2, 3], 0)));
+        s.consume(4);
+        assert_eq!(s.fill(4).unwrap(), [4, 5, 6, 7]);
+        assert_eq!(s.locate(&s.available()[1..3]), Ok((&vec![4, 5, 6, 7], 1)));
+
+        let data: Vec<u8> = (0..21).collect();
+        let mut parts = [&data[..1], &data[1..]].into_iter();
+        let mut s = BlockSource::new(move || Ok(parts.next()));
+        assert_eq!(s.fill(10).unwrap(), &data[..10]);
+        assert_eq!(
+            format!("{s:?}"),
+            "BlockSource { pos: 9, straddled: 10, eof: false, .. }"
+        );
+        s.consume(1);
+        s.consume(100); // 9 copied bytes were left
+        assert_eq!(
+            format!("{s:?}"),
+            "BlockSource { pos: 9, straddled: 0, eof: false, .. }"
+        );
+        assert_eq!(s.available(), &data[10..]);
+    }
 }
