@@ -9,7 +9,7 @@ use std::net::IpAddr;
 use std::path::Path;
 
 use ccreplay_codecs::DecodeConfig;
-use ccreplay_codecs::capture::{CaptureReader, Record};
+use ccreplay_codecs::capture::Record;
 use ccreplay_codecs::ib::Syndrome;
 use ccreplay_codecs::mirror_clock::{Stamp, SwitchClock};
 use ccreplay_codecs::packet::{AckExt, Packet, Roce, Shim};
@@ -18,8 +18,9 @@ use ccreplay_reference_cc::event::AckInfo;
 use ccreplay_reference_cc::{Event, EventKind};
 
 use super::account::{TALLY_KEYS, top};
+use super::classify::{Seen, classify, icrc_fails, ours};
 use super::copies::{DupKey, Recent};
-use super::flows::{Seen, classify};
+use super::open_capture;
 use super::{ExtractError, ExtractReport, FlowTable, MirrorSource, Skip, Sources};
 use crate::manifest::{CapturePoint, Manifest, MirrorClock};
 
@@ -116,27 +117,6 @@ enum What {
         remote: IpAddr,
         qp: u32,
     },
-}
-
-/// The ICRC fails (where the capture holds it whole). It is checked on the packets the
-/// capture point receives — ACKs / NAKs / CNPs at a sender, data at a receiver — because the
-/// NIC there drops a packet whose ICRC fails (wire.md 4), so no model may see it; what a host
-/// or port transmits was sent whatever its ICRC, and checking its large payloads would cost a
-/// read of every byte of the capture. A wrong dialect reads the shim as BTH and fails the
-/// check of every received packet, which names the dialect as the likely cause.
-#[inline]
-pub(super) fn icrc_fails(p: &Packet<'_>) -> bool {
-    p.icrc_check()
-        .is_some_and(|(computed, found)| computed != found)
-}
-
-/// From or to the capture point's host (every packet at a switch port).
-fn ours(point: &CapturePoint, p: &Packet<'_>) -> bool {
-    match (point.host(), &p.ip) {
-        (None, _) => true,
-        (Some(h), Some(ip)) => ip.addrs.src() == h || ip.addrs.dst() == h,
-        (Some(_), None) => false,
-    }
 }
 
 /// Decode and classify one record.
@@ -487,15 +467,6 @@ impl<'t> Apply<'t> {
         report.switch_clock = self.clock.map(|c| c.report);
         report
     }
-}
-
-pub(super) fn open_capture(
-    capture: &Path,
-) -> Result<CaptureReader<ccreplay_codecs::capture::StreamSource<std::fs::File>>, ExtractError> {
-    CaptureReader::open(capture).map_err(|source| ExtractError::Capture {
-        path: capture.display().to_string(),
-        source,
-    })
 }
 
 /// Pass 2: stream the events of a capture, in capture order, to `sink`. Returns the report.

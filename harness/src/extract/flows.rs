@@ -9,10 +9,11 @@ use std::path::Path;
 
 use ccreplay_codecs::DecodeConfig;
 use ccreplay_codecs::capture::Record;
-use ccreplay_codecs::packet::{Packet, Roce};
+use ccreplay_codecs::packet::Packet;
 use ccreplay_reference_cc::FlowId;
 
-use super::events::{icrc_fails, open_capture};
+use super::classify::{Seen, classify, icrc_fails};
+use super::open_capture;
 use super::{ExtractError, ExtractReport, FlowInfo, Skip};
 use crate::manifest::{CapturePoint, FlowSpec, Manifest};
 
@@ -182,82 +183,6 @@ impl FlowTable {
         self.by_ack.insert((remote, qp), id);
         self.by_data.insert((spec.remote_ip, spec.remote_qp), id);
         Some(id)
-    }
-}
-
-/// How a packet looks from the capture point.
-pub(super) enum Seen<'a> {
-    /// Sender: data out (remote IP, DestQP = remote QP).
-    DataOut(IpAddr, &'a Roce<'a>),
-    /// Sender: ACK / NAK / CNP in (remote IP, DestQP = local QP).
-    AckIn(IpAddr, &'a Roce<'a>),
-    /// Receiver: data in (remote IP, DestQP = local QP).
-    DataIn(IpAddr, &'a Roce<'a>),
-    /// Switch port: data leaving the port (source IP, destination IP).
-    PortData(IpAddr, IpAddr, &'a Roce<'a>),
-    /// Not RoCEv2.
-    NotRoce,
-    /// Not a flow event here, and why.
-    Skip(Skip),
-}
-
-impl Seen<'_> {
-    /// Received by the capture point's NIC (the ones whose ICRC it checks).
-    pub(super) fn received(&self) -> bool {
-        matches!(self, Seen::AckIn(..) | Seen::DataIn(..))
-    }
-}
-
-pub(super) fn classify<'a>(point: &CapturePoint, p: &'a Packet<'a>) -> Seen<'a> {
-    let (Some(ip), Some(r)) = (&p.ip, &p.roce) else {
-        return Seen::NotRoce;
-    };
-    let (src, dst) = (ip.addrs.src(), ip.addrs.dst());
-    let op = r.bth.opcode();
-    let feedback = op.is_ack() || op.is_cnp();
-    // SEND / WRITE requests and READ responses: a READ flow's data leaves the responder on
-    // its QP, the requester's CNPs go back to that QP (docs/verdicts.md "READ traffic").
-    let data = r.is_flow_data();
-    let Some(host) = point.host() else {
-        // A switch port sees data of every flow that crosses it.
-        return if data {
-            Seen::PortData(src, dst, r)
-        } else if r.bth.is_gsi() {
-            Seen::Skip(Skip::Management)
-        } else {
-            Seen::Skip(Skip::NoCcEvent)
-        };
-    };
-    if src != host && dst != host {
-        return Seen::Skip(Skip::OtherHost);
-    }
-    if r.bth.is_gsi() {
-        // rdma_cm's REQ / REP / RTU before a flow, DREQ / DREP after: a flow of their own
-        // would renumber the real ones.
-        return Seen::Skip(Skip::Management);
-    }
-    if !data && !feedback {
-        return Seen::Skip(Skip::NoCcEvent);
-    }
-    match point {
-        CapturePoint::Sender { .. } => {
-            if src == host && data {
-                Seen::DataOut(dst, r)
-            } else if dst == host && feedback {
-                Seen::AckIn(src, r)
-            } else {
-                Seen::Skip(Skip::WrongDirection)
-            }
-        }
-        CapturePoint::Receiver { .. } | CapturePoint::SwitchPort { .. } => {
-            if dst == host && data {
-                Seen::DataIn(src, r)
-            } else if src == host && feedback {
-                Seen::Skip(Skip::ReceiverFeedback)
-            } else {
-                Seen::Skip(Skip::WrongDirection)
-            }
-        }
     }
 }
 

@@ -19,16 +19,19 @@
 //! - `flows.rs`: pass 1, the flows and the pairing of their directions;
 //! - `events.rs`: pass 2, each record decoded, classified and applied in capture order;
 //! - `account.rs`: what became of every record (events by kind, skips by reason);
+//! - `classify.rs`: how a record looks from the capture point (both passes);
 //! - `copies.rs`: a data frame captured twice;
 //! - `mirror.rs`: the mirror source of each event of a capture a switch mirrored, and the
 //!   check that each flow's packets come from one.
 
 use std::net::IpAddr;
+use std::path::Path;
 
-use ccreplay_codecs::capture::CaptureError;
+use ccreplay_codecs::capture::{CaptureError, CaptureReader};
 use ccreplay_reference_cc::FlowId;
 
 mod account;
+mod classify;
 mod copies;
 mod events;
 mod flows;
@@ -66,4 +69,14 @@ pub enum ExtractError {
         /// Why.
         source: CaptureError,
     },
+}
+
+/// Open a capture for either pass.
+fn open_capture(
+    capture: &Path,
+) -> Result<CaptureReader<ccreplay_codecs::capture::StreamSource<std::fs::File>>, ExtractError> {
+    CaptureReader::open(capture).map_err(|source| ExtractError::Capture {
+        path: capture.display().to_string(),
+        source,
+    })
 }
