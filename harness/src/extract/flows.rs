@@ -194,7 +194,6 @@ type AckStats = (u64, u64, Vec<u32>);
 #[derive(Default)]
 struct DirStats {
     first_frame: u64,
-    packets: u64,
     /// First PSN sent.
     psn_first: u32,
     /// How far (24-bit serial distance, C-2) the PSNs sent reach past the first.
@@ -315,7 +314,6 @@ pub fn build_flow_table_jobs(
                 source,
                 ..Default::default()
             });
-            s.packets += 1;
             // Serial arithmetic: the range survives the 24-bit PSN wrap.
             let d = psn.wrapping_sub(s.psn_first) & 0xFF_FFFF;
             if d < (1 << 23) {
