@@ -191,7 +191,6 @@ impl FlowTable {
 type AckStats = (u64, u64, Vec<u32>);
 
 /// Per-direction facts of the first pass.
-#[derive(Default)]
 struct DirStats {
     first_frame: u64,
     /// First PSN sent.
@@ -312,7 +311,6 @@ pub fn build_flow_table_jobs(
                 psn_first: psn,
                 psn_span: 0,
                 source,
-                ..Default::default()
             });
             // Serial arithmetic: the range survives the 24-bit PSN wrap.
             let d = psn.wrapping_sub(s.psn_first) & 0xFF_FFFF;
