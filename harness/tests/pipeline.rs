@@ -773,7 +773,8 @@ fn ack_from(peer: [u8; 4], ack_qp: u32, psn: u32) -> Vec<u8> {
 /// - B the same from 0x5000 (ACKs 0x5003 .. 0x500F);
 /// - C sends 0x9000..=0x9003 but the capture dropped 0x9003 (tcpdump at line rate does), so
 ///   its sent range spans 2 and its one ACK, of 0x9003, is 3 past its first: the rule's
-///   allowance of one PSN past the range (docs: `(psn - first) mod 2^24 <= span + 1`).
+///   allowance of one PSN past the range (docs/manifest.md "Flows": a range holds one PSN
+///   more than was sent).
 ///
 /// Every ACK lies 3 or more past its flow's first PSN, so pairing needs the spans (a span
 /// left at 0 would pair none), and C's needs the allowance of one.
