@@ -695,15 +695,7 @@ fn two_qps_to_one_peer_pair_by_psn_continuity() {
         }
     }
     w.flush().unwrap();
-    // The manifest of an hpcc sender at 10.0.0.1 (with a capture of its own, not read here).
-    let manifest = write_hpcc_trace(&dir, "unused", 1, 1, "");
-    let m = ccreplay::manifest::Manifest::load(&manifest).unwrap();
-    let (table, report) = ccreplay::extract::build_flow_table(&dir.join("two.pcap"), &m).unwrap();
-    let got: Vec<_> = table
-        .flows
-        .iter()
-        .map(|f| (f.remote_qp, f.local_qp, f.paired_by))
-        .collect();
+    let (got, report) = pass1(&dir, "two.pcap");
     assert_eq!(
         got,
         [
@@ -738,6 +730,27 @@ fn a_switch_ports_flows_name_their_senders() {
         })
         .collect();
     assert_eq!(got, want);
+}
+
+/// (remote QP, local QP, how paired) of a flow.
+type Pairing = (Option<u32>, Option<u32>, &'static str);
+
+/// The pairing of each flow of `table`, in flow order.
+fn pairs(table: &extract::FlowTable) -> Vec<Pairing> {
+    table
+        .flows
+        .iter()
+        .map(|f| (f.remote_qp, f.local_qp, f.paired_by))
+        .collect()
+}
+
+/// Pass 1 over `dir/capture` for an hpcc sender at 10.0.0.1 whose manifest lists no flows
+/// (so pairing is by IP pair, then PSN continuity): each flow's pairing, and the report.
+fn pass1(dir: &Path, capture: &str) -> (Vec<Pairing>, extract::ExtractReport) {
+    let manifest = write_hpcc_trace(dir, "unused", 1, 1, "");
+    let m = ccreplay::manifest::Manifest::load(&manifest).unwrap();
+    let (table, report) = extract::build_flow_table(&dir.join(capture), &m).unwrap();
+    (pairs(&table), report)
 }
 
 /// One data frame of `qp` at `psn` from 10.0.0.1 to `peer`, or the ACK of `psn` on `ack_qp`
@@ -803,14 +816,7 @@ fn coalesced_acks_and_a_dropped_frame_still_pair_by_psn_continuity() {
         }
     }
     w.flush().unwrap();
-    let manifest = write_hpcc_trace(&dir, "unused", 1, 1, "");
-    let m = ccreplay::manifest::Manifest::load(&manifest).unwrap();
-    let (table, report) = extract::build_flow_table(&dir.join("c.pcap"), &m).unwrap();
-    let got: Vec<_> = table
-        .flows
-        .iter()
-        .map(|f| (f.remote_qp, f.local_qp, f.paired_by))
-        .collect();
+    let (got, report) = pass1(&dir, "c.pcap");
     assert_eq!(
         got,
         [
@@ -1008,11 +1014,7 @@ fn a_manifest_that_lists_flows_pairs_those_only() {
     let trace = Trace::load(&dir.join("t.toml")).unwrap();
     let mut events = 0;
     let (table, report) = replay::for_each_event(&trace, |_| events += 1).unwrap();
-    let got: Vec<_> = table
-        .flows
-        .iter()
-        .map(|f| (f.remote_qp, f.local_qp, f.paired_by))
-        .collect();
+    let got = pairs(&table);
     assert_eq!(
         got,
         [
@@ -1051,14 +1053,7 @@ fn a_psn_half_the_space_ahead_does_not_widen_a_flows_range() {
     put(&mut w, data_to(peer, 0x102, 0x80_0000));
     put(&mut w, ack_from(peer, 0x12, 0x80_0000));
     w.flush().unwrap();
-    let manifest = write_hpcc_trace(&dir, "unused", 1, 1, "");
-    let m = ccreplay::manifest::Manifest::load(&manifest).unwrap();
-    let (table, report) = extract::build_flow_table(&dir.join("h.pcap"), &m).unwrap();
-    let got: Vec<_> = table
-        .flows
-        .iter()
-        .map(|f| (f.remote_qp, f.local_qp, f.paired_by))
-        .collect();
+    let (got, report) = pass1(&dir, "h.pcap");
     assert_eq!(
         got,
         [
