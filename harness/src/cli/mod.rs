@@ -424,6 +424,18 @@ pub(crate) fn report_extraction(trace: &Trace, r: &ccreplay::extract::ExtractRep
             trace.manifest_path.display()
         );
     }
+    for (ip, qp, n, candidates) in &r.ambiguous_acks {
+        let flows = candidates
+            .iter()
+            .map(|q| format!("QP 0x{q:06x}"))
+            .collect::<Vec<_>>()
+            .join(" or ");
+        eprintln!(
+            "ccreplay: {cap}: {n} ACK/NAK/CNP packet{} from {ip} to QP 0x{qp:06x} not paired: they could answer the data to {ip} {flows} (the flows' PSN ranges overlap)\n  hint: add a [[flows]] pairing for it to {} (docs/manifest.md)",
+            plural(*n),
+            trace.manifest_path.display()
+        );
+    }
     if !r.mirror_sources.is_empty() {
         let list = r
             .mirror_sources

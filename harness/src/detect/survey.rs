@@ -91,6 +91,9 @@ pub struct Survey {
     pub other_udp: BTreeMap<u16, u64>,
     /// (data direction, feedback direction) → packets paired by PSN.
     pairs: HashMap<(Direction, Direction), u64>,
+    /// Feedback directions → ACKs of a PSN that two QPs to the same peer had sent, neither
+    /// yet answered: they could answer either flow, and pair neither.
+    pub ambiguous: BTreeMap<Direction, u64>,
     /// A framing error that ended the capture early.
     pub capture_error: Option<String>,
     /// RoCEv2 packets a switch mirrored with a timestamp that reads as a time (ERSPAN III,
@@ -108,6 +111,33 @@ pub struct Survey {
     /// (the session it was first seen in, the other) → packets, among the first
     /// [`MAX_IDENTITIES`] packets of the capture.
     pub copied: BTreeMap<(Option<u16>, Option<u16>), u64>,
+}
+
+/// The data packet last sent with a PSN, as the ACKs of that PSN find it.
+#[derive(Clone, Copy)]
+struct Sent {
+    /// Its DestQP.
+    qp: u32,
+    /// When, ns.
+    ts: u64,
+    /// Sent more than once (by its QP, or by another too).
+    again: bool,
+    /// Another QP to the same peer had sent the PSN too, not yet answered.
+    shared: bool,
+    /// An ACK of the PSN came back.
+    acked: bool,
+}
+
+impl Sent {
+    fn new(qp: u32, ts: u64) -> Self {
+        Sent {
+            qp,
+            ts,
+            again: false,
+            shared: false,
+            acked: false,
+        }
+    }
 }
 
 /// Packets remembered to find copies of them in another session.
@@ -138,8 +168,8 @@ impl Survey {
         let mut reader = CaptureReader::open(path)?;
         let mut s = Survey::default();
         let mut clock = SwitchClock::default();
-        // (src, dst, psn) of a data packet → (DestQP, ts, sent more than once).
-        let mut sent: HashMap<(IpAddr, IpAddr, u32), (u32, u64, bool)> = HashMap::new();
+        // (src, dst, psn) of a data packet → who sent it last and when.
+        let mut sent: HashMap<(IpAddr, IpAddr, u32), Sent> = HashMap::new();
         // (requester, responder, psn) of a READ request → its DestQP (the responder's QP).
         let mut requested: HashMap<(IpAddr, IpAddr, u32), u32> = HashMap::new();
         // Last data frame per (src, dst): (ts, frame length).
@@ -250,10 +280,29 @@ impl Survey {
                 if sent.len() >= MAX_PENDING {
                     sent.clear();
                 }
-                // Karn's rule: an ACK of a PSN sent twice may answer either copy, so a
-                // retransmitted PSN gives no RTT sample (go-back-N resends after losses).
-                let again = sent.contains_key(&(src, dst, psn));
-                sent.insert((src, dst, psn), (dir.dest_qp, ts, again));
+                let qp = dir.dest_qp;
+                let e = match sent.get(&(src, dst, psn)) {
+                    None => Sent::new(qp, ts),
+                    // Karn's rule: an ACK of a PSN sent twice may answer either copy, so a
+                    // retransmitted PSN gives no RTT sample (go-back-N resends after losses).
+                    Some(e) if e.qp == qp => Sent {
+                        ts,
+                        again: true,
+                        acked: false,
+                        ..*e
+                    },
+                    // Another QP's PSN, already answered: that flow is past it.
+                    Some(e) if e.acked => Sent::new(qp, ts),
+                    // Another QP to the same peer sent this PSN too, and no ACK has answered
+                    // it (two flows from PSN 0, as simulators start): an ACK of it could
+                    // answer either, so it pairs neither and times nothing.
+                    Some(_) => Sent {
+                        again: true,
+                        shared: true,
+                        ..Sent::new(qp, ts)
+                    },
+                };
+                sent.insert((src, dst, psn), e);
             } else if op.is_ack() || op.is_cnp() {
                 if op.is_ack() {
                     c.acks += 1;
@@ -263,16 +312,21 @@ impl Survey {
                 // The data this feedback answers: same PSN, the other way (CNPs carry no
                 // data PSN and pair only through an ACK of the same direction).
                 if op.is_ack()
-                    && let Some(&(data_qp, t, again)) = sent.get(&(dst, src, psn))
+                    && let Some(e) = sent.get_mut(&(dst, src, psn))
                 {
+                    e.acked = true;
+                    if e.shared {
+                        *s.ambiguous.entry(dir).or_default() += 1;
+                        continue;
+                    }
                     let data = Direction {
                         src: dst,
                         dst: src,
-                        dest_qp: data_qp,
+                        dest_qp: e.qp,
                     };
                     *s.pairs.entry((data, dir)).or_default() += 1;
-                    if ts >= t && !again {
-                        let d = ts - t;
+                    if ts >= e.ts && !e.again {
+                        let d = ts - e.ts;
                         s.min_rtt = Some(match s.min_rtt {
                             Some((m, n)) => (m.min(d), n + 1),
                             None => (d, 1),

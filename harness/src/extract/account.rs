@@ -252,6 +252,10 @@ pub struct ExtractReport {
     /// ACK / NAK / CNP directions that could not be paired with a data direction, with their
     /// packet counts: (remote IP, local QP, packets).
     pub unpaired_acks: Vec<(IpAddr, u32, u64)>,
+    /// ACK / NAK / CNP directions left unpaired because PSN continuity could not choose
+    /// between flows whose PSN ranges overlap: (remote IP, local QP, packets, the candidate
+    /// flows' remote QPs). Not in `unpaired_acks`.
+    pub ambiguous_acks: Vec<(IpAddr, u32, u64, Vec<u32>)>,
     /// Events per flow id.
     pub flow_events: Vec<u64>,
     /// Events whose timestamp went backwards in the capture and were fed at the previous time.

@@ -466,31 +466,73 @@ fn pair_acks(
         }
     }
     // 3. PSN continuity: each remaining ACK direction goes to the flow of the same remote IP
-    //    whose sent PSN range holds most of its sampled ACK PSNs.
-    for (key, (_, _, psns)) in &ack_keys {
-        if table.by_ack.contains_key(key) {
-            continue;
-        }
-        let best = data_keys
-            .iter()
-            .enumerate()
-            .filter(|(i, ((ip, _), _))| *ip == key.0 && table.flows[*i].local_qp.is_none())
-            .map(|(i, (_, s))| {
+    //    whose sent PSN range holds most of its sampled ACK PSNs. Two flows whose ranges
+    //    overlap (both from PSN 0, as simulators start) can tie: a flow whose data began only
+    //    after the direction's first ACK cannot be the one it answers; a flow another
+    //    direction took uniquely is out of the running (rounds until nothing changes); what
+    //    still ties is ambiguous, left unpaired and reported with its candidates — a guess
+    //    would feed one flow's model another flow's ACKs.
+    let mut open: Vec<usize> = (0..ack_keys.len())
+        .filter(|&a| !table.by_ack.contains_key(&ack_keys[a].0))
+        .collect();
+    let mut tied: Vec<(usize, Vec<usize>)> = Vec::new();
+    loop {
+        tied.clear();
+        let before = open.len();
+        open.retain(|&a| {
+            let (key, (ack_first, _, psns)) = &ack_keys[a];
+            let mut best: Vec<usize> = Vec::new();
+            let mut most = 0;
+            for (i, ((ip, _), s)) in data_keys.iter().enumerate() {
+                if ip != &key.0 || table.flows[i].local_qp.is_some() {
+                    continue;
+                }
                 let hits = psns
                     .iter()
                     .filter(|&&p| (p.wrapping_sub(s.psn_first) & 0xFF_FFFF) <= s.psn_span + 1)
                     .count();
-                (hits, i)
-            })
-            .filter(|(hits, _)| *hits > 0)
-            .max_by_key(|(hits, i)| (*hits, std::cmp::Reverse(*i)));
-        if let Some((_, i)) = best {
-            paired(table, i as FlowId, *key, "psn continuity");
+                if hits > 0 && hits >= most {
+                    if hits > most {
+                        best.clear();
+                        most = hits;
+                    }
+                    best.push(i);
+                }
+            }
+            if best.len() > 1
+                && best
+                    .iter()
+                    .any(|&i| data_keys[i].1.first_frame < *ack_first)
+            {
+                best.retain(|&i| data_keys[i].1.first_frame < *ack_first);
+            }
+            match best.as_slice() {
+                [] => false, // unpaired, reported below
+                [i] => {
+                    paired(table, *i as FlowId, *key, "psn continuity");
+                    false
+                }
+                _ => {
+                    tied.push((a, best));
+                    true
+                }
+            }
+        });
+        if open.len() == before {
+            break;
         }
+    }
+    for (a, candidates) in tied {
+        let (key, (_, packets, _)) = &ack_keys[a];
+        let qps = candidates.iter().map(|&i| data_keys[i].0.1).collect();
+        report.ambiguous_acks.push((key.0, key.1, *packets, qps));
     }
     for (key, (_, packets, _)) in &ack_keys {
         // A direction of READ requests only pairs or not; it has no events to lose.
-        if !table.by_ack.contains_key(key) && *packets > 0 {
+        if !table.by_ack.contains_key(key)
+            && *packets > 0
+            && !report.ambiguous_acks.iter().any(|a| (a.0, a.1) == *key)
+        {
             report.unpaired_acks.push((key.0, key.1, *packets));
         }
     }

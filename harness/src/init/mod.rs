@@ -424,17 +424,42 @@ pub fn manifest_text(
             line("");
             written += 1;
         }
+        let mut by_hand = false;
         for f in unpaired {
-            line(&format!(
-                "# {} -> {} QP 0x{:06x} ({} data packets): no ACK answers its PSNs, so no [[flows]] entry; its",
-                f.data.src,
-                f.data.dst,
-                f.data.dest_qp,
-                n(f.data_packets)
-            ));
-            line("# data is still replayed, paired by IP pair (docs/manifest.md)");
+            // ACKs from its peer that could answer it or another QP's same PSNs.
+            let maybe: Vec<String> = survey
+                .ambiguous
+                .keys()
+                .filter(|d| d.src == f.data.dst && d.dst == f.data.src)
+                .map(|d| format!("0x{:06x}", d.dest_qp))
+                .collect();
+            if maybe.is_empty() {
+                line(&format!(
+                    "# {} -> {} QP 0x{:06x} ({} data packets): no ACK answers its PSNs, so no [[flows]] entry; its",
+                    f.data.src,
+                    f.data.dst,
+                    f.data.dest_qp,
+                    n(f.data_packets)
+                ));
+                line("# data is still replayed, paired by IP pair (docs/manifest.md)");
+            } else {
+                line(&format!(
+                    "# {} -> {} QP 0x{:06x} ({} data packets): another QP to {} sent the same PSNs at the same time,",
+                    f.data.src,
+                    f.data.dst,
+                    f.data.dest_qp,
+                    n(f.data_packets),
+                    f.data.dst
+                ));
+                line(&format!(
+                    "# so the ACKs on QP {} could answer either: pair it by hand, a [[flows]] entry with the",
+                    maybe.join(", ")
+                ));
+                line("# local_qp its ACKs come back on (docs/manifest.md \"Flows\")");
+                by_hand = true;
+            }
         }
-        if written == 0 {
+        if written == 0 && !by_hand {
             line("# no flow pairs its data with ACKs: flows are paired by IP pair at replay");
         }
     }

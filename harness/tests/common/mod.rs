@@ -3,6 +3,8 @@
 // Each test file uses some of these.
 #![allow(dead_code)]
 
+pub mod synth;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
