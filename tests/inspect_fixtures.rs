@@ -2,7 +2,7 @@
 //! written by tests/fixtures/make_fixtures.py with scapy): every key of every expected record
 //! must be in inspect's record for that frame, with the same value.
 
-use ccreplay_tests::{fixture_captures, fixture_dialect, inspect_json};
+use ccreplay_tests::{fixture_captures, fixture_config, inspect_json_with};
 use serde_json::Value;
 
 /// Keys the generator records about how it built a capture, which a decoder cannot know.
@@ -22,7 +22,7 @@ fn every_expected_field_matches() {
             .lines()
             .map(|l| serde_json::from_str(l).unwrap())
             .collect();
-        let (records, summary) = inspect_json(&path, fixture_dialect(&name));
+        let (records, summary) = inspect_json_with(&path, fixture_config(&name));
         assert_eq!(records.len(), expected.len(), "{name}: record count");
         for (ours, exp) in records.iter().zip(&expected) {
             let frame = &exp["frame.number"];
@@ -109,7 +109,7 @@ fn the_flow_list_counts_the_generators_packets() {
         if !whole {
             continue;
         }
-        let (_, summary) = inspect_json(&path, fixture_dialect(&name));
+        let (_, summary) = inspect_json_with(&path, fixture_config(&name));
         let got: BTreeMap<(String, String, u64), u64> = summary["flow_list"]
             .as_array()
             .unwrap()

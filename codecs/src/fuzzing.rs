@@ -31,7 +31,7 @@ pub fn decode(data: &[u8], dialect: Dialect) {
     let _ = (p.icrc_check(), p.ecn());
     // A mirroring switch's stamp, read twice by one clock: at capture time 0, then again at
     // the latest time a record can claim (the unwrap across the widest gap).
-    let stamp = crate::mirror_clock::Stamp::of(p.mirror.as_ref());
+    let stamp = crate::mirror_clock::Stamp::of_packet(&p);
     let mut clock = crate::mirror_clock::SwitchClock::default();
     let _ = clock.time(0, &stamp);
     let _ = clock.time(u64::MAX - orig_len as u64, &stamp);

@@ -13,6 +13,7 @@ pub mod frame;
 #[cfg(feature = "arbitrary")]
 pub mod fuzzing;
 pub mod ib;
+pub mod lumina;
 pub mod mirror;
 pub mod mirror_clock;
 pub mod packet;

@@ -49,6 +49,21 @@ impl Stamp {
         }
     }
 
+    /// The stamp of a decoded packet: a Lumina copy's switch timestamp (lumina.rs: the one
+    /// switch of its testbed, as the clock of address 0.0.0.0), else its mirror
+    /// encapsulation's ([`Self::of`]).
+    #[inline]
+    pub fn of_packet(p: &crate::Packet<'_>) -> Self {
+        match &p.lumina {
+            Some(l) => Stamp::Timed {
+                switch: IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED),
+                hw_id: 0,
+                time: l.switch_time(),
+            },
+            None => Stamp::of(p.mirror.as_ref()),
+        }
+    }
+
     /// Why a [`SwitchClock`] gave a record with this stamp no time.
     pub fn why_untimed(&self) -> String {
         match self {

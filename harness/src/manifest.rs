@@ -62,12 +62,17 @@ pub struct MirrorSection {
     /// mirroring switch's ERSPAN III timestamps (`"switch"`).
     #[serde(default, skip_serializing_if = "MirrorClock::is_capture")]
     pub clock: MirrorClock,
+    /// A Lumina testbed's dump (docs/wire.md 2.3): the UDP destination port its switch gives
+    /// the copies. Each copy is read as the packet it copies, with the switch's timestamp
+    /// (`clock = "switch"`), sequence number and injected event.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lumina_port: Option<u16>,
 }
 
 impl MirrorSection {
     /// True when the manifest has no `[mirror]` keys.
     pub fn is_empty(&self) -> bool {
-        self.session.is_none() && self.clock.is_capture()
+        self.session.is_none() && self.clock.is_capture() && self.lumina_port.is_none()
     }
 }
 
@@ -370,6 +375,14 @@ impl Manifest {
                 m.source.kind
             )));
         }
+        if let Some(p) = m.mirror.lumina_port
+            && (p == 0 || p == m.network.udp_port)
+        {
+            return Err(invalid(format!(
+                "mirror.lumina_port = {p}: the port the Lumina switch sends its copies to, not 0 and not network.udp_port ({})",
+                m.network.udp_port
+            )));
+        }
         if m.network.link_rate_bps == 0 || m.network.base_rtt_ns == 0 || m.network.mtu_bytes == 0 {
             return Err(invalid(
                 "network: link_rate_bps, base_rtt_ns and mtu_bytes must be > 0".into(),
@@ -422,6 +435,7 @@ impl Manifest {
             mirror_session: self.mirror.session,
             vxlan_port: self.network.vxlan_port,
             geneve_port: self.network.geneve_port,
+            lumina_port: self.mirror.lumina_port.unwrap_or(0),
         }
     }
 

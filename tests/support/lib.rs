@@ -40,11 +40,28 @@ pub fn fixture_captures() -> Vec<PathBuf> {
     v
 }
 
+/// How a fixture is read: its dialect, and for `lumina.pcap` the port of the Lumina switch's
+/// copies (tests/fixtures/README.md).
+pub fn fixture_config(name: &str) -> DecodeConfig {
+    DecodeConfig {
+        lumina_port: if name.starts_with("lumina") { 5000 } else { 0 },
+        ..DecodeConfig::for_dialect(fixture_dialect(name))
+    }
+}
+
 /// Run `inspect --format json` on a capture and return the per-packet records (the closing
 /// summary record is dropped) and the summary.
 pub fn inspect_json(path: &Path, dialect: Dialect) -> (Vec<serde_json::Value>, serde_json::Value) {
+    inspect_json_with(path, DecodeConfig::for_dialect(dialect))
+}
+
+/// [`inspect_json`] with the whole decoding configuration.
+pub fn inspect_json_with(
+    path: &Path,
+    decode: DecodeConfig,
+) -> (Vec<serde_json::Value>, serde_json::Value) {
     let opts = InspectOptions {
-        decode: DecodeConfig::for_dialect(dialect),
+        decode,
         format: Format::Json,
         pfc_link_bps: 100_000_000_000,
     };

@@ -20,6 +20,7 @@ use crate::ib::{
     AethRepr, AtomicEthRepr, BTH_LEN, Bth, CNP_RESERVED_LEN, DethRepr, ExtHeaders, ICRC_LEN,
     ROCEV2_UDP_PORT, RdethRepr, RethRepr,
 };
+use crate::lumina::Lumina;
 use crate::mirror::Mirror;
 use crate::pfc::PfcRepr;
 use crate::shim::{Dialect, FnccExtView, IntConfig, IntStackView, RccExt};
@@ -57,6 +58,9 @@ pub struct DecodeConfig {
     pub vxlan_port: u16,
     /// UDP destination port of Geneve (6081; 0: not read).
     pub geneve_port: u16,
+    /// UDP destination port of a Lumina testbed's mirrored copies (lumina.rs; 0: not read):
+    /// a copy to it is read as the RoCEv2 packet it copies.
+    pub lumina_port: u16,
 }
 
 impl Default for DecodeConfig {
@@ -68,6 +72,7 @@ impl Default for DecodeConfig {
             mirror_session: None,
             vxlan_port: VXLAN_UDP_PORT,
             geneve_port: GENEVE_UDP_PORT,
+            lumina_port: 0,
         }
     }
 }
@@ -365,6 +370,10 @@ pub struct Packet<'a> {
     /// The overlay tunnel the packet travels in (VXLAN, Geneve: tunnel.rs); the layers above
     /// are then the inner frame's.
     pub tunnel: Option<Tunnel>,
+    /// A Lumina testbed's copy (lumina.rs): its switch timestamp, sequence number and event.
+    /// `udp` is then the packet's own UDP header (source port put back, destination 4791);
+    /// `eth` and `ip` are the copy's (MACs and TTL rewritten).
+    pub lumina: Option<Lumina>,
     /// Why decoding stopped early, if it did.
     pub error: Option<DecodeError>,
     /// The first non-fatal finding (reserved value set).
@@ -399,6 +408,7 @@ impl<'a> Packet<'a> {
             pfc: None,
             mirror: None,
             tunnel: None,
+            lumina: None,
             error: None,
             warning: None,
             warnings: 0,
@@ -468,14 +478,20 @@ impl<'a> Packet<'a> {
         let ip = self.ip.as_ref()?;
         let udp = self.udp.as_ref()?;
         let ip_hdr = self.data.get(ip.offset..ip.offset + ip.header_len)?;
-        let udp_hdr = self.data.get(udp.offset..udp.offset + 8)?;
+        let mut udp_hdr = [0u8; 8];
+        udp_hdr.copy_from_slice(self.data.get(udp.offset..udp.offset + 8)?);
+        if self.lumina.is_some() {
+            // The packet's own ports (lumina.rs): the ICRC covers them.
+            udp_hdr[..2].copy_from_slice(&udp.src_port.to_be_bytes());
+            udp_hdr[2..4].copy_from_slice(&udp.dst_port.to_be_bytes());
+        }
         let end = udp.offset + udp.length as usize - ICRC_LEN;
         let payload = self.data.get(roce.offset..end)?;
         let ip_for = match ip.addrs {
             IpAddrs::V4 { .. } => IpForIcrc::V4(ip_hdr),
             IpAddrs::V6 { .. } => IpForIcrc::V6(ip_hdr),
         };
-        let crc = icrc::compute(ip_for, udp_hdr, payload, roce.bth_offset - roce.offset);
+        let crc = icrc::compute(ip_for, &udp_hdr, payload, roce.bth_offset - roce.offset);
         Some((icrc::wire_value(crc), found))
     }
 

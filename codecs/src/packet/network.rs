@@ -7,6 +7,7 @@ use etherparse::{
 };
 
 use crate::error::{DecodeError, ErrorKind, Layer};
+use crate::lumina::Lumina;
 use crate::mirror::{self, IPPROTO_GRE, Mirror};
 use crate::pfc::{ETHERTYPE_MAC_CONTROL, PfcRepr};
 use crate::tunnel::{self, Tunnel, TunnelKind};
@@ -77,6 +78,13 @@ impl<'a> Packet<'a> {
                     expected: "between 8 and the IP payload length",
                 },
             ));
+        }
+        if cfg.lumina_port != 0
+            && udp_info.dst_port == cfg.lumina_port
+            && self.mirror.is_none()
+            && self.tunnel.is_none()
+        {
+            return self.decode_lumina(ip, udp_info, udp_end, cfg);
         }
         if udp_info.dst_port != cfg.udp_port {
             let kind = match udp_info.dst_port {
@@ -149,6 +157,58 @@ impl<'a> Packet<'a> {
             None => self.decode_ethernet_header(inner)?,
         };
         self.decode_network::<false>(orig_len, net_off, ether_type, cfg)
+    }
+
+    /// A Lumina testbed's copy (lumina.rs): its switch timestamp, sequence number and event
+    /// read off the rewritten fields, the packet's own UDP ports put back, then the RoCEv2
+    /// packet it copies. A copy is an Ethernet frame with an IPv4 header whose TTL names an
+    /// event; anything else sent to the port is an error.
+    fn decode_lumina(
+        &mut self,
+        ip: IpInfo,
+        udp: UdpInfo,
+        udp_end: usize,
+        cfg: &DecodeConfig,
+    ) -> Result<(), DecodeError> {
+        let Some(eth) = self.eth else {
+            return Err(DecodeError::new(
+                Layer::Ethernet,
+                0,
+                ErrorKind::Unsupported {
+                    what: "Lumina copy without an Ethernet header (its MACs carry the switch's timestamp and sequence)",
+                    found: 0,
+                },
+            ));
+        };
+        if !matches!(ip.addrs, IpAddrs::V4 { .. }) {
+            return Err(DecodeError::new(
+                Layer::Ipv6,
+                ip.offset,
+                ErrorKind::Unsupported {
+                    what: "Lumina copy over IPv6 (its IPv4 TTL carries the event)",
+                    found: 6,
+                },
+            ));
+        }
+        let ports = [udp.src_port, udp.dst_port, udp.checksum];
+        let Some(l) = Lumina::read(eth.dst, eth.src, ip.ttl, ports) else {
+            return Err(DecodeError::new(
+                Layer::Ipv4,
+                ip.offset + 8,
+                ErrorKind::Unsupported {
+                    what: "Lumina event in the IPv4 TTL (0 none, 1 drop, 2 ECN, 3 bit error)",
+                    found: u64::from(ip.ttl),
+                },
+            ));
+        };
+        self.lumina = Some(l);
+        self.udp = Some(UdpInfo {
+            src_port: l.udp_src_port,
+            dst_port: cfg.udp_port,
+            checksum: 0,
+            ..udp
+        });
+        self.decode_roce(udp.offset + 8, udp_end, cfg)
     }
 
     /// A VXLAN or Geneve packet: its outer headers move to `tunnel` and the inner frame is

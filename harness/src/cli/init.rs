@@ -29,6 +29,11 @@ pub(crate) struct InitArgs {
     /// Geneve's UDP destination port (0: not decoded).
     #[arg(long, default_value_t = ccreplay_codecs::tunnel::GENEVE_UDP_PORT)]
     pub(crate) geneve_port: u16,
+    /// The UDP destination port a Lumina testbed's switch sends its copies to: each is read
+    /// as the packet it copies, with the switch's timestamp, sequence number and event
+    /// (docs/wire.md 2.3; 0: none).
+    #[arg(long, default_value_t = 0)]
+    pub(crate) lumina_port: u16,
     /// Write the manifest here instead of beside the capture (`-` for standard output).
     #[arg(short, long)]
     pub(crate) out: Option<PathBuf>,
@@ -60,6 +65,7 @@ pub(crate) fn run(a: InitArgs) -> Result<u8, Failure> {
         udp_port: a.udp_port,
         vxlan_port: a.vxlan_port,
         geneve_port: a.geneve_port,
+        lumina_port: a.lumina_port,
         ..Default::default()
     };
     let detection = detect::detect_file_on(&a.capture, &ports).map_err(unreadable)?;
@@ -83,7 +89,7 @@ pub(crate) fn run(a: InitArgs) -> Result<u8, Failure> {
     }
     // Every RoCEv2 packet stamped by a mirroring switch, finer than a microsecond: the
     // manifest times events by the switch (`[mirror] clock`), so the estimates do too.
-    if init::switch_clock(&survey) {
+    if init::switch_clock(&survey) || cfg.lumina_port != 0 {
         survey = again(&survey, &cfg, true)?;
     }
     let opts = InitOptions {

@@ -40,6 +40,11 @@ pub(crate) struct InspectArgs {
     /// Geneve's UDP destination port (0: not decoded).
     #[arg(long, default_value_t = ccreplay_codecs::tunnel::GENEVE_UDP_PORT)]
     pub(crate) geneve_port: u16,
+    /// The UDP destination port a Lumina testbed's switch sends its copies to: each is read
+    /// as the packet it copies, with the switch's timestamp, sequence number and event
+    /// (docs/wire.md 2.3; 0: none).
+    #[arg(long, default_value_t = 0)]
+    pub(crate) lumina_port: u16,
     /// Link rate in Gbps used to report PFC pause times in ns.
     #[arg(long, default_value_t = 100)]
     pub(crate) pfc_link_gbps: u64,
@@ -64,6 +69,7 @@ fn detected(a: &InspectArgs) -> Result<DecodeConfig, Failure> {
         udp_port: a.udp_port,
         vxlan_port: a.vxlan_port,
         geneve_port: a.geneve_port,
+        lumina_port: a.lumina_port,
         ..DecodeConfig::default()
     };
     let d =
@@ -115,6 +121,7 @@ pub(crate) fn run(a: InspectArgs) -> Result<u8, Failure> {
             mirror_session: None,
             vxlan_port: a.vxlan_port,
             geneve_port: a.geneve_port,
+            lumina_port: a.lumina_port,
         },
         None => detected(&a)?,
     };

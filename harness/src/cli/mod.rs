@@ -451,7 +451,7 @@ pub(crate) fn report_extraction(trace: &Trace, r: &ccreplay::extract::ExtractRep
     if let Some(c) = r.switch_clock.as_ref().filter(|c| c.timed > 0) {
         let (lo, hi) = c.capture_minus_switch_ns;
         note!(
-            "ccreplay: {cap}: {} event{} timed by the mirroring switch{} (ERSPAN III, {} ns units); the capture's times were {} to {} ns from them",
+            "ccreplay: {cap}: {} event{} timed by the mirroring switch{} ({}, {} ns units); the capture's times were {} to {} ns from them",
             ccreplay::verdict::n(c.timed),
             plural(c.timed),
             if c.clocks == 1 {
@@ -459,9 +459,26 @@ pub(crate) fn report_extraction(trace: &Trace, r: &ccreplay::extract::ExtractRep
             } else {
                 format!("es' {} clocks", c.clocks)
             },
+            if r.lumina.is_some() {
+                "Lumina"
+            } else {
+                "ERSPAN III"
+            },
             ccreplay::verdict::n(c.unit_ns),
             ccreplay::verdict::n_signed(lo),
             ccreplay::verdict::n_signed(hi),
+        );
+    }
+    if let Some(l) = &r.lumina {
+        let [none, drop, ecn, bit_error] = l.events;
+        note!(
+            "ccreplay: {cap}: {} Lumina cop{} (events injected by the switch: {} none, {} drop, {} ECN, {} bit error)",
+            ccreplay::verdict::n(l.copies),
+            if l.copies == 1 { "y" } else { "ies" },
+            ccreplay::verdict::n(none),
+            ccreplay::verdict::n(drop),
+            ccreplay::verdict::n(ecn),
+            ccreplay::verdict::n(bit_error),
         );
     }
     if r.snaplen_cut > 0 {

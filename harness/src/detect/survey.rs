@@ -187,7 +187,7 @@ impl Survey {
             };
             s.frames += 1;
             let p = Packet::from_record(&rec, cfg);
-            let stamp = Stamp::of(p.mirror.as_ref());
+            let stamp = Stamp::of_packet(&p);
             let switch_ts = clock.time(rec.ts_ns, &stamp);
             let ts = match switch_ts {
                 Some(t) if switch_clock => t,

@@ -443,7 +443,7 @@ impl WireDut {
             let p = Packet::from_record(&rec, &cfg);
             if let Some(c) = &mut clock {
                 rec.ts_ns = c
-                    .time(rec.ts_ns, &Stamp::of(p.mirror.as_ref()))
+                    .time(rec.ts_ns, &Stamp::of_packet(&p))
                     .unwrap_or(rec.ts_ns);
             }
             end_ns = end_ns.max(rec.ts_ns);

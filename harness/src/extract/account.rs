@@ -5,6 +5,7 @@ use rustc_hash::FxHashMap as HashMap;
 use std::net::IpAddr;
 
 use ccreplay_codecs::ib::Opcode;
+use ccreplay_codecs::lumina::{Lumina, LuminaEvent, SEQ_MAX};
 use ccreplay_codecs::mirror_clock::SwitchClockReport;
 use ccreplay_reference_cc::EventKind;
 
@@ -28,6 +29,9 @@ pub enum Skip {
     /// RoCEv2 the capture point receives whose ICRC does not check: its NIC drops it, so no
     /// model sees it (wire.md 4).
     BadIcrc,
+    /// RoCEv2 the capture point receives that a Lumina switch dropped or corrupted on the way
+    /// (docs/wire.md 2.3): its NIC never got it whole, so no model sees it.
+    SwitchLost,
     /// RoCEv2 neither from nor to the capture point's host.
     OtherHost,
     /// Management datagrams to QP1 (codecs `GSI_QP`): the connection manager setting an RC
@@ -49,13 +53,14 @@ pub enum Skip {
 
 impl Skip {
     /// Every reason, in report order.
-    pub const ALL: [Skip; 13] = [
+    pub const ALL: [Skip; 14] = [
         Skip::Pfc,
         Skip::OtherUdpPort,
         Skip::NotRoce,
         Skip::OtherMirrorSession,
         Skip::Malformed,
         Skip::BadIcrc,
+        Skip::SwitchLost,
         Skip::OtherHost,
         Skip::Management,
         Skip::WrongDirection,
@@ -74,6 +79,7 @@ impl Skip {
             Skip::OtherMirrorSession => "other_mirror_session",
             Skip::Malformed => "malformed",
             Skip::BadIcrc => "bad_icrc",
+            Skip::SwitchLost => "switch_lost",
             Skip::OtherHost => "other_host",
             Skip::Management => "management",
             Skip::WrongDirection => "wrong_direction",
@@ -93,6 +99,7 @@ impl Skip {
             Skip::OtherMirrorSession => "mirrored in another session than [mirror] session",
             Skip::Malformed => "malformed",
             Skip::BadIcrc => "bad ICRC",
+            Skip::SwitchLost => "dropped or corrupted by the switch on the way (Lumina events)",
             Skip::OtherHost => "of other hosts",
             Skip::Management => "management datagrams to QP1 (connection setup)",
             Skip::WrongDirection => "in a direction the capture point does not replay",
@@ -275,6 +282,8 @@ pub struct ExtractReport {
     pub other_mirror_sessions: Vec<(Option<u16>, u64)>,
     /// With `[mirror] clock = "switch"`: how the events were timed.
     pub switch_clock: Option<SwitchClockReport>,
+    /// A Lumina dump's own accounting (docs/wire.md 2.3), when the capture holds its copies.
+    pub lumina: Option<LuminaReport>,
     /// Data events identical to one of their flow's less than a base RTT before, with no
     /// NAK or READ request between (`DupKey`): the packet captured twice, or a sender that
     /// sent it twice (at a sender or a receiver; the verdict's error when they are many).
@@ -310,4 +319,53 @@ pub(super) fn top<K: Copy + Ord + std::hash::Hash>(m: HashMap<K, u64>) -> Vec<(K
     let mut v: Vec<(K, u64)> = m.into_iter().collect();
     v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
     v
+}
+
+/// What a Lumina dump says of itself (docs/wire.md 2.3): its copies, the events the switch
+/// injected, and the switch's sequence numbers, which tell a capture that lost copies or holds
+/// them out of the switch's order.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LuminaReport {
+    /// Copies read.
+    pub copies: u64,
+    /// Copies by event: none, drop, ECN, bit error.
+    pub events: [u64; 4],
+    /// Sequence numbers missing between consecutive copies: packets the switch mirrored that
+    /// the capture does not hold (the verdict's error).
+    pub missing: u64,
+    /// The first gap: the frame after it and the first sequence number missing.
+    pub first_gap: Option<(u64, u64)>,
+    /// Copies whose sequence number is not after the one before: the capture is not in the
+    /// switch's order (the verdict's error).
+    pub out_of_order: u64,
+    /// The first of them: its frame, its sequence number and the one before it.
+    pub first_out_of_order: Option<(u64, u64, u64)>,
+    /// The next sequence number the switch gives (after the last copy in order).
+    pub(super) next: Option<u64>,
+}
+
+impl LuminaReport {
+    /// Account the copy at `frame` with sequence number `seq` and event `event`.
+    pub(super) fn count(&mut self, frame: u64, seq: u64, event: LuminaEvent) {
+        self.copies += 1;
+        self.events[event as usize] += 1;
+        let Some(next) = self.next else {
+            self.next = Some(Lumina::next_seq(seq));
+            return;
+        };
+        // How far `seq` is past the expected one, in the counter's cycle 1..=SEQ_MAX.
+        let ahead = (seq + SEQ_MAX - next) % SEQ_MAX;
+        if seq == 0 || seq > SEQ_MAX || ahead >= SEQ_MAX / 2 {
+            // Behind (or no number the switch writes): out of order; the expectation stays.
+            self.out_of_order += 1;
+            let before = if next == 1 { SEQ_MAX } else { next - 1 };
+            self.first_out_of_order.get_or_insert((frame, seq, before));
+            return;
+        }
+        if ahead > 0 {
+            self.missing += ahead;
+            self.first_gap.get_or_insert((frame, next));
+        }
+        self.next = Some(Lumina::next_seq(seq));
+    }
 }

@@ -11,13 +11,14 @@ use std::path::Path;
 use ccreplay_codecs::DecodeConfig;
 use ccreplay_codecs::capture::Record;
 use ccreplay_codecs::ib::Syndrome;
+use ccreplay_codecs::lumina::LuminaEvent;
 use ccreplay_codecs::mirror_clock::{Stamp, SwitchClock};
 use ccreplay_codecs::packet::{AckExt, Packet, Roce, Shim};
 use ccreplay_codecs::shim::int::IntStack;
 use ccreplay_reference_cc::event::AckInfo;
 use ccreplay_reference_cc::{Event, EventKind};
 
-use super::account::{TALLY_KEYS, top};
+use super::account::{LuminaReport, TALLY_KEYS, top};
 use super::classify::{Seen, classify, icrc_fails, ours};
 use super::copies::{DupKey, Recent};
 use super::open_capture;
@@ -78,6 +79,8 @@ struct Pre {
     ev: Event,
     /// What tells a data frame from another of its flow (`Data` only): a copy has the same.
     dup: DupKey,
+    /// A Lumina copy's switch sequence number and event.
+    lumina: Option<(u64, LuminaEvent)>,
     /// A NAK, an RNR NAK or a READ request, in either direction: what makes a sender resend
     /// (go-back-N resends frames it sent just before, so a resend can follow its original by
     /// less than a round trip; after one of these, no frame is taken for a copy of one before).
@@ -136,6 +139,7 @@ fn pre_event(rec: &Record<'_>, cfg: &DecodeConfig, point: &CapturePoint) -> Pre 
             kind: EventKind::RxCnp,
         },
         dup: DupKey::default(),
+        lumina: None,
         resend_cue: false,
     };
     if let Some(m) = &p.mirror {
@@ -145,6 +149,10 @@ fn pre_event(rec: &Record<'_>, cfg: &DecodeConfig, point: &CapturePoint) -> Pre 
         }
         pre.source = Some(MirrorSource::of(m));
         pre.stamp = Stamp::of(Some(m));
+    }
+    if let Some(l) = &p.lumina {
+        pre.stamp = Stamp::of_packet(&p);
+        pre.lumina = Some((l.seq, l.event));
     }
     if p.error.is_some() && p.headers_complete() {
         // Cut by snaplen after the headers (a header-only capture): the event is whole. Only a
@@ -183,6 +191,11 @@ fn pre_event(rec: &Record<'_>, cfg: &DecodeConfig, point: &CapturePoint) -> Pre 
         pre.what = What::BadIcrc {
             frame: rec.frame_number,
         };
+        return pre;
+    }
+    if seen.received() && p.lumina.is_some_and(|l| l.event.lost()) {
+        // The switch dropped or corrupted it after the copy: the capture point never got it.
+        pre.what = What::Skip(Skip::SwitchLost);
         return pre;
     }
     // A tunnelled packet's mark is what decapsulation leaves (RFC 6040; a dropped one reads
@@ -335,6 +348,12 @@ impl<'t> Apply<'t> {
         };
         self.epoch += u64::from(pre.resend_cue);
         let report = &mut self.report;
+        if let Some((seq, event)) = pre.lumina {
+            report
+                .lumina
+                .get_or_insert_with(LuminaReport::default)
+                .count(pre.frame, seq, event);
+        }
         report.packets += 1;
         report.snaplen_cut += pre.cut as u64;
         let flow = match pre.what {

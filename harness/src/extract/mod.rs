@@ -36,7 +36,7 @@ mod copies;
 mod events;
 mod flows;
 mod mirror;
-pub use account::{EventCounts, ExtractReport, Skip, Skipped};
+pub use account::{EventCounts, ExtractReport, LuminaReport, Skip, Skipped};
 pub use events::{stream_events, stream_events_jobs};
 pub use flows::{FlowTable, build_flow_table, build_flow_table_jobs};
 pub use mirror::{Conflict, MirrorSource, Sources};

@@ -484,7 +484,23 @@ pub fn manifest_text(
             line("");
         }
     }
-    if all_stamped(survey) {
+    if cfg.lumina_port != 0 {
+        // A Lumina dump: its switch's timestamps are what Lumina's own analysis reads.
+        if session.is_none() {
+            line("[mirror]");
+        }
+        line(&format!(
+            "# a Lumina testbed's dump (docs/wire.md 2.3): {} of its {} RoCEv2 packets are the switch's",
+            n(survey.stamped),
+            n(survey.roce)
+        ));
+        line(
+            "# copies to this port, numbered and stamped at the switch's ingress in ns, which times the events",
+        );
+        line(&format!("lumina_port = {}", cfg.lumina_port));
+        line("clock = \"switch\"");
+        line("");
+    } else if all_stamped(survey) {
         let (lo, hi) = survey.switch_clock.capture_minus_switch_ns;
         if session.is_none() {
             line("[mirror]");

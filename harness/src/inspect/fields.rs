@@ -642,6 +642,16 @@ mod tests {
                 out.push((f.clone(), DecodeConfig::for_dialect(d)));
                 continue;
             }
+            if f.ends_with("/lumina.pcap") {
+                // A Lumina switch's copies to its dump port 5000 (docs/wire.md 2.3).
+                out.push((
+                    f.clone(),
+                    DecodeConfig {
+                        lumina_port: 5000,
+                        ..DecodeConfig::for_dialect(Dialect::Roce)
+                    },
+                ));
+            }
             for d in [Dialect::Roce, Dialect::Hpcc, Dialect::Fncc, Dialect::Rcc] {
                 out.push((f.clone(), DecodeConfig::for_dialect(d)));
             }

@@ -230,6 +230,20 @@ pub fn write_json(
     if let Some(t) = &p.tunnel {
         write_tunnel(&mut o, t, p);
     }
+    if let Some(l) = &p.lumina {
+        // docs/wire.md 2.3: what the switch wrote into the copy.
+        o.u(key!("ccreplay.lumina.seq"), l.seq)
+            .u(key!("ccreplay.lumina.switch_ns"), l.switch_ns)
+            .s(key!("ccreplay.lumina.event"), l.event.name())
+            .u(
+                key!("ccreplay.lumina.udp.srcport"),
+                u64::from(l.copy_src_port),
+            )
+            .u(
+                key!("ccreplay.lumina.udp.dstport"),
+                u64::from(l.copy_dst_port),
+            );
+    }
     if let Some(eth) = &p.eth {
         o.mac(key!("eth.src"), eth.src)
             .mac(key!("eth.dst"), eth.dst);

@@ -97,6 +97,15 @@ pub(super) fn write_text(
             crate::extract::MirrorSource::of(m)
         );
     }
+    if let Some(l) = &p.lumina {
+        let _ = write!(
+            buf,
+            "  [Lumina copy {} at {} ns, event {}]",
+            l.seq,
+            l.switch_ns,
+            l.event.name()
+        );
+    }
     if let Some(e) = &p.error {
         let _ = write!(buf, "  !! {e}");
     }

@@ -136,7 +136,7 @@ pub fn scan(
         let p = Packet::from_record(&rec, cfg);
         let t = match &mut switch {
             Some(c) => c
-                .time(rec.ts_ns, &Stamp::of(p.mirror.as_ref()))
+                .time(rec.ts_ns, &Stamp::of_packet(&p))
                 .unwrap_or(rec.ts_ns),
             None => rec.ts_ns,
         };

@@ -144,7 +144,7 @@ fn frame_time(
     let Some(c) = clock else {
         return Ok(ts_ns);
     };
-    let stamp = Stamp::of(p.mirror.as_ref());
+    let stamp = Stamp::of_packet(p);
     c.time(ts_ns, &stamp).ok_or_else(|| SwitchError::Capture {
         path: path.to_path_buf(),
         message: format!(

@@ -635,6 +635,34 @@ pub fn assess(trace: &Trace, model: &str, stats: &ReplayStats, opt: Strictness) 
             )),
         ));
     }
+    // A Lumina dump that lost copies, or holds them out of the switch's order: the packets
+    // the models see are not the packets the NICs exchanged (docs/wire.md 2.3).
+    if let Some(l) = &r.lumina {
+        if let Some((frame, first)) = l.first_gap {
+            out.push(Finding::error(
+                format!(
+                    "{name}: the Lumina switch numbered {} packet{} that the capture does not hold (its sequence numbers skip them; first: {first}, missing before frame {frame}): the dump servers lost copies, and the models would replay the rest as if those packets never went by",
+                    n(l.missing),
+                    if l.missing == 1 { "" } else { "s" },
+                ),
+                Some(
+                    "Lumina's own integrity check fails on this dump too: run the test again (fewer packets per iteration, or more dump servers), or capture the NICs' traffic where nothing is lost".to_string(),
+                ),
+            ));
+        }
+        if let Some((frame, seq, before)) = l.first_out_of_order {
+            out.push(Finding::error(
+                format!(
+                    "{name}: {} Lumina cop{} out of the switch's order (first: frame {frame}, sequence number {seq} after {before}): events would replay out of the order they happened",
+                    n(l.out_of_order),
+                    if l.out_of_order == 1 { "y is" } else { "ies are" },
+                ),
+                Some(
+                    "give the dump servers' captures merged by switch sequence number, as Lumina's analysis merges them (its aggregate pcap); `mergecap` orders by the servers' clocks, not the switch's".to_string(),
+                ),
+            ));
+        }
+    }
     // A dialect that damages packets, or leaves bytes unread, where another reads them whole.
     // With no decisions it got here only when the capture's early end took that error's hint
     // (else it was the hint, alone, above): it is still named.

@@ -107,6 +107,16 @@ pub(crate) enum MirrorPart {
     OffsetMirror,
 }
 
+/// Part of a Lumina copy's switch fields (docs/wire.md 2.3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum LuminaPart {
+    Seq,
+    SwitchNs,
+    Event,
+    CopySrcPort,
+    CopyDstPort,
+}
+
 /// A tunnelled packet's outer headers (codecs tunnel.rs), by key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum TunnelPart {
@@ -152,6 +162,7 @@ pub(crate) enum Field {
     Truncated,
     Mirror(MirrorPart),
     Tunnel(TunnelPart),
+    Lumina(LuminaPart),
     EthSrc,
     EthDst,
     EthType,
@@ -298,6 +309,17 @@ pub(super) const NAMED: &[(&str, Field)] = {
         ("erspan.o", Mirror(MirrorPart::O)),
         ("erspan.platid", Mirror(MirrorPart::PlatId)),
         ("ccreplay.offset.mirror", Mirror(MirrorPart::OffsetMirror)),
+        ("ccreplay.lumina.seq", Lumina(LuminaPart::Seq)),
+        ("ccreplay.lumina.switch_ns", Lumina(LuminaPart::SwitchNs)),
+        ("ccreplay.lumina.event", Lumina(LuminaPart::Event)),
+        (
+            "ccreplay.lumina.udp.srcport",
+            Lumina(LuminaPart::CopySrcPort),
+        ),
+        (
+            "ccreplay.lumina.udp.dstport",
+            Lumina(LuminaPart::CopyDstPort),
+        ),
         ("ccreplay.tunnel", Tunnel(TunnelPart::Kind)),
         ("ccreplay.tunnel.eth.src", Tunnel(TunnelPart::EthSrc)),
         ("ccreplay.tunnel.eth.dst", Tunnel(TunnelPart::EthDst)),
@@ -508,6 +530,13 @@ impl Field {
             Truncated => flag(rec.is_truncated()),
             Mirror(part) => p.mirror.as_ref().map_or(Absent, |m| mirror(part, m)),
             Tunnel(part) => p.tunnel.as_ref().map_or(Absent, |t| tunnel(part, t, p)),
+            Lumina(part) => p.lumina.as_ref().map_or(Absent, |l| match part {
+                LuminaPart::Seq => U(l.seq),
+                LuminaPart::SwitchNs => U(l.switch_ns),
+                LuminaPart::Event => Val::Str(l.event.name()),
+                LuminaPart::CopySrcPort => U(l.copy_src_port.into()),
+                LuminaPart::CopyDstPort => U(l.copy_dst_port.into()),
+            }),
             EthSrc | EthDst | EthType | TagsOf(..) | TagEtypes | VlanEtype | VlanCount
             | Tags(_) | RocePriority => eth(self, p),
             Ip4Src | Ip4Dst | Ip4Dscp | Ip4Ecn | Ip4HdrLen | Ip4Ttl | Ip6Src | Ip6Dst | Ip6Dscp

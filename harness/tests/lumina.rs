@@ -1,0 +1,352 @@
+//! A Lumina testbed's dump (docs/wire.md 2.3) replayed at the responder, as Lumina's CNP test
+//! runs it: the switch marks, drops and corrupts chosen packets of a requester's WRITEs, and
+//! mirrors every packet, rewritten, to its dump servers. The dumps are written here: each
+//! packet with the codecs' writer (its ICRC), then rewritten as the Lumina switch's egress does
+//! (codecs/tests/make_lumina_vectors.py does the same with scapy for the decoder's tests).
+//! Every count and time below is set by hand from the packets the test writes.
+
+use std::path::Path;
+
+use ccreplay_codecs::Dialect;
+use ccreplay_codecs::capture::PcapWriter;
+use ccreplay_codecs::frame::{FrameRepr, IpRepr, RoceRepr};
+use ccreplay_codecs::ib::{AethRepr, BthRepr, Opcode};
+use ccreplay_codecs::shim::IntConfig;
+use serde_json::Value;
+
+mod common;
+
+const REQUESTER: [u8; 4] = [10, 0, 0, 1];
+const RESPONDER: [u8; 4] = [10, 0, 0, 2];
+/// The UDP port the switch sends its copies to.
+const DUMPER_PORT: u16 = 5000;
+/// The switch's timestamp of the first copy, ns, and the dump server's clock then.
+const SWITCH_T0: u64 = 0x0000_1234_0000;
+const CAPTURE_T0: u64 = 1_700_000_000_000_000_000;
+
+fn tmpdir(name: &str) -> common::Scratch {
+    common::Scratch::new(&format!("lumina-{name}"))
+}
+
+/// A RoCEv2 frame as a NIC sends it (ICRC included): WRITE MIDDLE data of 1,000 bytes to the
+/// responder's QP 0x11, ECT(0); or the responder's ACK / CNP to the requester's QP 0x22.
+fn packet(opcode: Opcode, psn: u32) -> Vec<u8> {
+    let data = opcode == Opcode::RC_WRITE_MIDDLE;
+    let (src, dst, qp) = if data {
+        (REQUESTER, RESPONDER, 0x11)
+    } else {
+        (RESPONDER, REQUESTER, 0x22)
+    };
+    let mut roce = RoceRepr::for_opcode(BthRepr {
+        opcode,
+        dest_qp: qp,
+        psn,
+        ..Default::default()
+    });
+    if opcode == Opcode::RC_ACK {
+        roce.aeth = Some(AethRepr {
+            syndrome: 0x1F,
+            msn: psn,
+        });
+    }
+    if data {
+        roce.payload = vec![0xA5; 1000];
+    }
+    let f = FrameRepr {
+        dst_mac: [2, 0, 0, 0, 0, 2],
+        src_mac: [2, 0, 0, 0, 0, 1],
+        vlans: [None, None],
+        ip: IpRepr::V4 {
+            src,
+            dst,
+            dscp: 26,
+            ecn: 2,
+            ttl: 64,
+            identification: psn as u16,
+            options: vec![],
+        },
+        udp_src_port: 0xC000 | psn as u16,
+        udp_dst_port: 4791,
+        roce,
+    };
+    let mut out = Vec::new();
+    f.emit(Dialect::Roce, IntConfig::default(), &mut out)
+        .unwrap();
+    out
+}
+
+/// RFC 1071 over an IPv4 header whose checksum field is zero.
+fn ipv4_checksum(h: &[u8]) -> u16 {
+    let mut s: u32 = h
+        .chunks(2)
+        .map(|c| u32::from(u16::from_be_bytes([c[0], c[1]])))
+        .sum();
+    while s >> 16 != 0 {
+        s = (s & 0xFFFF) + (s >> 16);
+    }
+    !(s as u16)
+}
+
+/// The Lumina switch's copy of `frame` (lumina/p4 `SwitchEgress`): timestamp and sequence
+/// number in the MACs, the event in the TTL (an ECN event's CE mark set before the copy),
+/// the UDP source port into the checksum field, a random source port, the dumper port, the
+/// IPv4 checksum recomputed.
+fn copy(frame: &[u8], switch_ns: u64, seq: u64, event: u8) -> Vec<u8> {
+    let mut f = frame.to_vec();
+    f[0..6].copy_from_slice(&switch_ns.to_be_bytes()[2..]);
+    f[6..12].copy_from_slice(&seq.to_be_bytes()[2..]);
+    let ip = 14;
+    if event == 2 {
+        f[ip + 1] |= 3;
+    }
+    f[ip + 8] = event;
+    f[ip + 10..ip + 12].fill(0);
+    let sum = ipv4_checksum(&f[ip..ip + 20]);
+    f[ip + 10..ip + 12].copy_from_slice(&sum.to_be_bytes());
+    let udp = ip + 20;
+    let sport = [f[udp], f[udp + 1]];
+    f[udp + 6..udp + 8].copy_from_slice(&sport);
+    f[udp..udp + 2].copy_from_slice(&(0x1000 + seq as u16).to_be_bytes());
+    f[udp + 2..udp + 4].copy_from_slice(&DUMPER_PORT.to_be_bytes());
+    f
+}
+
+/// One copy of the dump: the packet, the switch's time of it (ns after `SWITCH_T0`), the
+/// dump server's lag behind the switch (jitter), and the event.
+struct Copy {
+    opcode: Opcode,
+    psn: u32,
+    at_ns: u64,
+    lag_ns: u64,
+    event: u8,
+}
+
+/// The test's dump: the requester's WRITEs PSN 0..=7 one µs apart; the switch marks 2 and 3
+/// (ECN), drops 4 and corrupts 6 (bit error); the responder's ACK of 3 and a CNP come back
+/// between them. Switch sequence numbers 1..=10 in this order; the dump server's clock lags
+/// the switch by 100 to 900 ns, unevenly.
+fn the_dump() -> Vec<Copy> {
+    let c = |opcode, psn, at_ns, lag_ns, event| Copy {
+        opcode,
+        psn,
+        at_ns,
+        lag_ns,
+        event,
+    };
+    let w = Opcode::RC_WRITE_MIDDLE;
+    vec![
+        c(w, 0, 0, 100, 0),
+        c(w, 1, 1_000, 900, 0),
+        c(w, 2, 2_000, 300, 2),
+        c(w, 3, 3_000, 100, 2),
+        c(Opcode::RC_ACK, 3, 3_500, 700, 0),
+        c(Opcode::CNP, 0, 3_600, 200, 0),
+        c(w, 4, 4_000, 500, 1),
+        c(w, 5, 5_000, 100, 0),
+        c(w, 6, 6_000, 800, 3),
+        c(w, 7, 7_000, 100, 0),
+    ]
+}
+
+/// Write `copies` (switch sequence number `seqs[i]` for the i-th) to `dir/NAME.pcap`, and a
+/// manifest for the responder with `dcqcn-np` that reads them (`[mirror]` as given).
+fn write_trace(dir: &Path, name: &str, copies: &[Copy], seqs: &[u64], mirror: &str) {
+    let mut w = PcapWriter::create(dir.join(format!("{name}.pcap"))).unwrap();
+    for (c, &seq) in copies.iter().zip(seqs) {
+        let f = copy(&packet(c.opcode, c.psn), SWITCH_T0 + c.at_ns, seq, c.event);
+        w.write(CAPTURE_T0 + c.at_ns + c.lag_ns, &f).unwrap();
+    }
+    w.flush().unwrap();
+    let manifest = format!(
+        r#"capture = "{name}.pcap"
+dialect = "roce"
+[capture_point]
+kind = "receiver"
+host = "10.0.0.2"
+[network]
+link_rate_bps = 100_000_000_000
+base_rtt_ns = 8_000
+mtu_bytes = 1000
+[[models]]
+name = "dcqcn-np"
+[mirror]
+{mirror}
+"#
+    );
+    std::fs::write(dir.join(format!("{name}.toml")), manifest).unwrap();
+}
+
+fn read_jsonl(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// The responder's events and decisions from the dump, timed by the switch: the requester's 8
+/// WRITEs minus the dropped PSN 4 and the corrupted PSN 6 are its 6 `rx_data` events, PSN 2
+/// and 3 CE; the responder's own ACK and CNP are its output. The first copy keeps its capture
+/// time (CAPTURE_T0 + 100), every later one is that plus the switch's interval — the dump
+/// server's lag (100 to 900 ns) gone. `dcqcn-np` answers the first CE (PSN 2, 2,000 ns after
+/// the first copy) with a CNP at once; PSN 3 is within N = 50 µs of it (docs/models/dcqcn.md).
+#[test]
+fn a_lumina_dump_replays_at_the_responder_by_the_switchs_clock() {
+    let dir = tmpdir("responder");
+    let dump = the_dump();
+    let seqs: Vec<u64> = (1..=10).collect();
+    write_trace(
+        &dir,
+        "cnp",
+        &dump,
+        &seqs,
+        &format!("lumina_port = {DUMPER_PORT}\nclock = \"switch\""),
+    );
+    let (code, _, err) = common::run(
+        &dir,
+        &[
+            "replay",
+            "cnp.toml",
+            "-o",
+            "d.jsonl",
+            "--emit-events",
+            "e.jsonl",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("10 frames: 10 RoCEv2, 6 events (rx_data 6); 4 skipped: 2 dropped or corrupted by the switch on the way (Lumina events), 2 ACK/NAK/CNP sent by the receiver"),
+        "{err}"
+    );
+    assert!(
+        err.contains(
+            "10 Lumina copies (events injected by the switch: 6 none, 1 drop, 2 ECN, 1 bit error)"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains("6 events timed by the mirroring switch's clock (Lumina, 1 ns units)"),
+        "{err}"
+    );
+    let events = read_jsonl(&dir.join("e.jsonl"));
+    let got: Vec<(u64, u64, u64)> = events
+        .iter()
+        .map(|e| {
+            (
+                e["t"].as_u64().unwrap(),
+                e["psn"].as_u64().unwrap(),
+                e["ecn"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let t = |at_ns: u64| CAPTURE_T0 + 100 + at_ns;
+    assert_eq!(
+        got,
+        [
+            (t(0), 0, 2),
+            (t(1_000), 1, 2),
+            (t(2_000), 2, 3),
+            (t(3_000), 3, 3),
+            (t(5_000), 5, 2),
+            (t(7_000), 7, 2),
+        ]
+    );
+    let decisions = read_jsonl(&dir.join("d.jsonl"));
+    assert_eq!(decisions[0]["t"].as_u64(), Some(t(2_000)));
+    assert_eq!(decisions[0]["send_cnp"].as_bool(), Some(true));
+    assert_eq!(decisions[0]["cause"]["index"].as_u64(), Some(2));
+}
+
+/// Copies the dump servers lost, or that are out of the switch's order, make the replay an
+/// error: without sequence number 5 (the ACK) the switch numbered a packet the capture does
+/// not hold; with 7 and 8 swapped (the dropped PSN 4 and PSN 5) the events would replay out
+/// of order.
+#[test]
+fn lost_or_reordered_copies_are_an_error() {
+    let dir = tmpdir("integrity");
+    let mirror = format!("lumina_port = {DUMPER_PORT}\nclock = \"switch\"");
+    let mut lost = the_dump();
+    lost.remove(4);
+    let seqs: Vec<u64> = (1..=10).filter(|&s| s != 5).collect();
+    write_trace(&dir, "lost", &lost, &seqs, &mirror);
+    let (code, _, err) = common::run(&dir, &["replay", "lost.toml", "-o", "d.jsonl"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("the Lumina switch numbered 1 packet that the capture does not hold (its sequence numbers skip them; first: 5, missing before frame 5)"),
+        "{err}"
+    );
+
+    let seqs = [1, 2, 3, 4, 5, 6, 8, 7, 9, 10];
+    write_trace(&dir, "swapped", &the_dump(), &seqs, &mirror);
+    let (code, _, err) = common::run(&dir, &["replay", "swapped.toml", "-o", "d.jsonl"]);
+    assert_eq!(code, 2, "{err}");
+    // 8 after 6 is a gap of one (7), then 7 comes behind 8.
+    assert!(
+        err.contains(
+            "1 Lumina copy is out of the switch's order (first: frame 8, sequence number 7 after 8)"
+        ),
+        "{err}"
+    );
+}
+
+/// `init --lumina-port` writes the dump's `[mirror]`: the port and the switch's clock.
+#[test]
+fn init_writes_the_lumina_port_and_the_switchs_clock() {
+    let dir = tmpdir("init");
+    let seqs: Vec<u64> = (1..=10).collect();
+    write_trace(&dir, "x", &the_dump(), &seqs, "");
+    let (_, _, err) = common::run(
+        &dir,
+        &["init", "x.pcap", "-o", "i.toml", "--lumina-port", "5000"],
+    );
+    let text = std::fs::read_to_string(dir.join("i.toml")).unwrap_or_else(|_| panic!("{err}"));
+    let m: toml::Table = text.parse().unwrap();
+    let mirror = m["mirror"].as_table().unwrap();
+    assert_eq!(mirror["lumina_port"].as_integer(), Some(5000), "{text}");
+    assert_eq!(mirror["clock"].as_str(), Some("switch"), "{text}");
+    assert!(
+        text.contains("# a Lumina testbed's dump (docs/wire.md 2.3): 10 of its 10 RoCEv2 packets are the switch's"),
+        "{text}"
+    );
+}
+
+/// `inspect --lumina-port` shows each copy as the packet it copies, with the switch's fields:
+/// the third copy is PSN 2, sequence number 3, stamped SWITCH_T0 + 2,000 = 305,399,760 ns,
+/// marked CE by the switch; its UDP source port is the packet's own (0xC000 | PSN = 49154).
+#[test]
+fn inspect_shows_the_switchs_fields() {
+    let dir = tmpdir("inspect");
+    let seqs: Vec<u64> = (1..=10).collect();
+    write_trace(&dir, "x", &the_dump(), &seqs, "");
+    let args = [
+        "inspect",
+        "x.pcap",
+        "--lumina-port",
+        "5000",
+        "--dialect",
+        "roce",
+    ];
+    let (code, out, err) = common::run(&dir, &[&args[..], &["--format", "text"]].concat());
+    assert_eq!(code, 0, "{err}");
+    let third = out.lines().nth(2).unwrap_or_default();
+    assert!(
+        third.ends_with("[Lumina copy 3 at 305399760 ns, event ecn]"),
+        "{out}"
+    );
+    let fields = [
+        "-e",
+        "ccreplay.lumina.seq",
+        "-e",
+        "ccreplay.lumina.event",
+        "-e",
+        "udp.srcport",
+        "-e",
+        "infiniband.bth.psn",
+    ];
+    let (code, out, err) = common::run(&dir, &[&args[..], &fields[..]].concat());
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[2], "3\tecn\t49154\t2", "{out}");
+    assert_eq!(lines[6], "7\tdrop\t49156\t4", "{out}");
+    assert_eq!(lines[8], "9\tbit_error\t49158\t6", "{out}");
+}
