@@ -350,3 +350,43 @@ fn inspect_shows_the_switchs_fields() {
     assert_eq!(lines[6], "7\tdrop\t49156\t4", "{out}");
     assert_eq!(lines[8], "9\tbit_error\t49158\t6", "{out}");
 }
+
+/// Lumina's CNP test judged by `--dut wire` (docs/dut.md "CNP pacing"): the responder's NIC
+/// decisions are the CNPs it sent. In the dump its one CNP (3,600 ns) answers the first mark
+/// (PSN 2 at 2,000 ns; PSN 3's mark falls within N = 50 µs of it): conformant. A NIC that
+/// answers PSN 3's mark too, with a second CNP at 4,100 ns, paces too fast: a decision the
+/// reference never makes, and the run differs (exit status 1).
+#[test]
+fn the_responders_cnps_are_judged_from_the_dump() {
+    let dir = tmpdir("wire");
+    let mirror = format!("lumina_port = {DUMPER_PORT}\nclock = \"switch\"");
+    let seqs: Vec<u64> = (1..=11).collect();
+    write_trace(&dir, "good", &the_dump(), &seqs, &mirror);
+    let args = |t: &'static str| ["diff", t, "--dut", "wire", "--model", "dcqcn-np"];
+    let (code, out, err) = common::run(&dir, &args("good.toml"));
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("CONFORMANT: 1 flows, 1 decisions, 0 mismatched, 0 missing, 0 extra"),
+        "{out}"
+    );
+    assert!(
+        out.contains("wire: 2 ACK/NAK/CNP sent by 10.0.0.2: 1 CNPs compared"),
+        "{out}"
+    );
+
+    let mut bad = the_dump();
+    bad.insert(
+        7,
+        Copy {
+            opcode: Opcode::CNP,
+            psn: 0,
+            at_ns: 4_100,
+            lag_ns: 300,
+            event: 0,
+        },
+    );
+    write_trace(&dir, "bad", &bad, &seqs, &mirror);
+    let (code, out, err) = common::run(&dir, &args("bad.toml"));
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("1 extra"), "{out}");
+}
