@@ -3,6 +3,7 @@
 // Each test file uses some of these.
 #![allow(dead_code)]
 
+pub mod ns3;
 pub mod synth;
 
 use std::path::{Path, PathBuf};
