@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod ns3;
+pub mod sim;
 pub mod synth;
 
 use std::path::{Path, PathBuf};
