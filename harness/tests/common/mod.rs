@@ -5,6 +5,7 @@
 
 pub mod ns3;
 pub mod sim;
+pub mod wire;
 pub mod synth;
 
 use std::path::{Path, PathBuf};
