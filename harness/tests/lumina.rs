@@ -289,7 +289,8 @@ fn lost_or_reordered_copies_are_an_error() {
     );
 }
 
-/// `init --lumina-port` writes the dump's `[mirror]`: the port and the switch's clock.
+/// `init --lumina-port` writes the dump's `[mirror]`: the port and the switch's clock; and of
+/// its two NICs, how to replay the other.
 #[test]
 fn init_writes_the_lumina_port_and_the_switchs_clock() {
     let dir = tmpdir("init");
@@ -306,6 +307,17 @@ fn init_writes_the_lumina_port_and_the_switchs_clock() {
     assert_eq!(mirror["clock"].as_str(), Some("switch"), "{text}");
     assert!(
         text.contains("# a Lumina testbed's dump (docs/wire.md 2.3): 10 of its 10 RoCEv2 packets are the switch's"),
+        "{text}"
+    );
+    // Both NICs are on every packet: the requester (8 data packets sent) is replayed, and the
+    // manifest says how to take the responder instead.
+    assert_eq!(
+        m["capture_point"]["host"].as_str(),
+        Some("10.0.0.1"),
+        "{text}"
+    );
+    assert!(
+        text.contains("# so is its one peer, 10.0.0.2: for that NIC (the one that receives the data), kind = \"receiver\", host = \"10.0.0.2\""),
         "{text}"
     );
 }

@@ -225,13 +225,29 @@ pub fn manifest_text(
             } else {
                 "receiver"
             };
+            // Its one peer is on every packet too (a capture of the link between two NICs,
+            // as a Lumina dump is): say which side is replayed and how to take the other.
+            let peer = survey
+                .ips
+                .iter()
+                .find(|&(ip, &c)| *ip != h && c == survey.roce)
+                .map(|(ip, _)| *ip);
             line(&format!(
                 "# {h} is on every one of the {} RoCEv2 packets; it sends {} data packets and receives {}",
                 n(survey.roce),
                 n(sent),
                 n(received)
             ));
-            if sent > 0 && received > 0 {
+            if let Some(p) = peer {
+                let (other_kind, verb) = if kind == "sender" {
+                    ("receiver", "receives")
+                } else {
+                    ("sender", "sends")
+                };
+                line(&format!(
+                    "# so is its one peer, {p}: for that NIC (the one that {verb} the data), kind = \"{other_kind}\", host = \"{p}\""
+                ));
+            } else if sent > 0 && received > 0 {
                 line(&format!(
                     "# (data both ways: replayed as the {kind}; change `kind` for the other side)"
                 ));

@@ -5,8 +5,8 @@
 
 pub mod ns3;
 pub mod sim;
-pub mod wire;
 pub mod synth;
+pub mod wire;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
