@@ -32,10 +32,16 @@ fn tmpdir(name: &str) -> common::Scratch {
 /// responder's QP 0x11, ECT(0); or the responder's ACK / CNP to the requester's QP 0x22.
 fn packet(opcode: Opcode, psn: u32) -> Vec<u8> {
     let data = opcode == Opcode::RC_WRITE_MIDDLE;
-    let (src, dst, qp) = if data {
-        (REQUESTER, RESPONDER, 0x11)
+    packet_to(opcode, psn, if data { 0x11 } else { 0x22 })
+}
+
+/// [`packet`] to DestQP `qp`.
+fn packet_to(opcode: Opcode, psn: u32, qp: u32) -> Vec<u8> {
+    let data = opcode == Opcode::RC_WRITE_MIDDLE;
+    let (src, dst) = if data {
+        (REQUESTER, RESPONDER)
     } else {
-        (RESPONDER, REQUESTER, 0x22)
+        (RESPONDER, REQUESTER)
     };
     let mut roce = RoceRepr::for_opcode(BthRepr {
         opcode,
@@ -116,6 +122,8 @@ fn copy(frame: &[u8], switch_ns: u64, seq: u64, event: u8) -> Vec<u8> {
 struct Copy {
     opcode: Opcode,
     psn: u32,
+    /// The packet's DestQP when not its kind's usual one (`packet`).
+    qp: Option<u32>,
     at_ns: u64,
     lag_ns: u64,
     event: u8,
@@ -129,6 +137,7 @@ fn the_dump() -> Vec<Copy> {
     let c = |opcode, psn, at_ns, lag_ns, event| Copy {
         opcode,
         psn,
+        qp: None,
         at_ns,
         lag_ns,
         event,
@@ -151,24 +160,51 @@ fn the_dump() -> Vec<Copy> {
 /// Write `copies` (switch sequence number `seqs[i]` for the i-th) to `dir/NAME.pcap`, and a
 /// manifest for the responder with `dcqcn-np` that reads them (`[mirror]` as given).
 fn write_trace(dir: &Path, name: &str, copies: &[Copy], seqs: &[u64], mirror: &str) {
+    write_trace_at(
+        dir,
+        name,
+        copies,
+        seqs,
+        mirror,
+        "receiver\"\nhost = \"10.0.0.2",
+    );
+}
+
+/// [`write_trace`] at the capture point `point` (`KIND"\nhost = "IP`).
+fn write_trace_at(
+    dir: &Path,
+    name: &str,
+    copies: &[Copy],
+    seqs: &[u64],
+    mirror: &str,
+    point: &str,
+) {
     let mut w = PcapWriter::create(dir.join(format!("{name}.pcap"))).unwrap();
     for (c, &seq) in copies.iter().zip(seqs) {
-        let f = copy(&packet(c.opcode, c.psn), SWITCH_T0 + c.at_ns, seq, c.event);
+        let p = match c.qp {
+            Some(qp) => packet_to(c.opcode, c.psn, qp),
+            None => packet(c.opcode, c.psn),
+        };
+        let f = copy(&p, SWITCH_T0 + c.at_ns, seq, c.event);
         w.write(CAPTURE_T0 + c.at_ns + c.lag_ns, &f).unwrap();
     }
     w.flush().unwrap();
+    let model = if point.starts_with("sender") {
+        "dcqcn"
+    } else {
+        "dcqcn-np"
+    };
     let manifest = format!(
         r#"capture = "{name}.pcap"
 dialect = "roce"
 [capture_point]
-kind = "receiver"
-host = "10.0.0.2"
+kind = "{point}"
 [network]
 link_rate_bps = 100_000_000_000
 base_rtt_ns = 8_000
 mtu_bytes = 1000
 [[models]]
-name = "dcqcn-np"
+name = "{model}"
 [mirror]
 {mirror}
 "#
@@ -392,6 +428,7 @@ fn the_responders_cnps_are_judged_from_the_dump() {
         Copy {
             opcode: Opcode::CNP,
             psn: 0,
+            qp: None,
             at_ns: 4_100,
             lag_ns: 300,
             event: 0,
@@ -401,4 +438,35 @@ fn the_responders_cnps_are_judged_from_the_dump() {
     let (code, out, err) = common::run(&dir, &args("bad.toml"));
     assert_eq!(code, 1, "{out}{err}");
     assert!(out.contains("1 extra"), "{out}");
+}
+
+/// The same dump at the requester (the sender's NIC): its 8 WRITEs were all sent, whatever the
+/// switch did to them after, so all 8 are `tx_data`; of the responder's ACK and CNP, the ACK
+/// is dropped by the switch in this copy (event 1), so the requester never got it — skipped,
+/// the CNP replayed. A stray ACK to another of its QPs (0x23), dropped too, is skipped the
+/// same way, not reported as an ACK direction no flow answers (pairing never saw it either).
+#[test]
+fn at_the_requester_what_it_sent_counts_and_what_it_never_got_does_not() {
+    let dir = tmpdir("requester");
+    let mut dump = the_dump();
+    dump[4].event = 1; // the ACK of PSN 3
+    dump.push(Copy {
+        opcode: Opcode::RC_ACK,
+        psn: 3,
+        qp: Some(0x23),
+        at_ns: 7_500,
+        lag_ns: 100,
+        event: 1,
+    });
+    let seqs: Vec<u64> = (1..=11).collect();
+    let mirror = format!("lumina_port = {DUMPER_PORT}\nclock = \"switch\"");
+    let point = "sender\"\nhost = \"10.0.0.1";
+    write_trace_at(&dir, "req", &dump, &seqs, &mirror, point);
+    let (code, _, err) = common::run(&dir, &["replay", "req.toml", "-o", "d.jsonl"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("11 frames: 11 RoCEv2, 9 events (tx_data 8, rx_cnp 1); 2 skipped: 2 dropped or corrupted by the switch on the way (Lumina events)"),
+        "{err}"
+    );
+    assert!(!err.contains("match no data flow"), "{err}");
 }

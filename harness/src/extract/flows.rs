@@ -240,7 +240,9 @@ fn pass1_dir(rec: &Record<'_>, cfg: &DecodeConfig, point: &CapturePoint) -> Dir 
         return Dir::Skip;
     }
     let seen = classify(point, &p);
-    if seen.received() && icrc_fails(&p) {
+    // As pass 2 skips them: a packet its NIC dropped (bad ICRC) or never got (a Lumina
+    // switch's drop or bit error).
+    if seen.received() && (icrc_fails(&p) || p.lumina.is_some_and(|l| l.event.lost())) {
         return Dir::Skip;
     }
     let source = match seen {
