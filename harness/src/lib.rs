@@ -17,6 +17,7 @@ pub mod init;
 pub mod inspect;
 pub mod intern;
 pub mod jsonl;
+pub mod lumina;
 pub mod manifest;
 pub mod models;
 pub mod observe;

@@ -20,6 +20,7 @@ use cli::diff::DiffArgs;
 use cli::import::ImportCommand;
 use cli::init::InitArgs;
 use cli::inspect::InspectArgs;
+use cli::lumina::LuminaArgs;
 use cli::replay::ReplayArgs;
 use cli::report::ReportArgs;
 use cli::sim::{SimArgs, SynthArgs};
@@ -95,6 +96,15 @@ or a manifest already there (--force replaces it).")]
 Exit status: 0 read to the end; 1 with --strict when a packet was malformed;
 2 when the file cannot be read.")]
     Inspect(InspectArgs),
+    /// Merge a Lumina testbed's dumps into one capture in the switch's order (docs/wire.md 2.3).
+    #[command(after_help = "Examples:
+  ccreplay lumina tests/fixtures/lumina.pcap --port 5000 -o dump.pcap
+  ccreplay lumina dumper1.pcap dumper2.pcap --port 5000 -o dump.pcap   # needs: a Lumina testbed's dumps
+
+Then `ccreplay init dump.pcap --lumina-port 5000`. Every record is kept with its capture time;
+copies the dump servers lost are reported (a replay of the merged capture is an error).
+Exit status: 0 written; 2 unreadable dumps, mixed link types, or no copy to the port.")]
+    Lumina(LuminaArgs),
     /// Run a scenario through the network simulator: a pcap + manifest per tap, metrics.json.
     #[command(after_help = "Examples:
   ccreplay sim scenarios/papers/hpcc_incast_16.toml --out out/hpcc_incast_16
@@ -160,6 +170,7 @@ fn main() -> ExitCode {
         Command::Bless(a) => cli::bless::run(a),
         Command::Init(a) => cli::init::run(a),
         Command::Inspect(a) => cli::inspect::run(a),
+        Command::Lumina(a) => cli::lumina::run(a),
         Command::Sim(a) => cli::sim::run(a),
         Command::Synth(a) => cli::sim::run_synth(a),
         Command::Report(a) => cli::report::run(a),

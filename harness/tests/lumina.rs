@@ -470,3 +470,160 @@ fn at_the_requester_what_it_sent_counts_and_what_it_never_got_does_not() {
     );
     assert!(!err.contains("match no data flow"), "{err}");
 }
+
+/// Write the copies of `the_dump()` whose sequence numbers (1..=10, in order) `keep` picks to
+/// `dir/NAME`, in that order, and `extra` (a record that is no copy) right after the copy with
+/// the sequence number it names.
+fn write_dumper(dir: &Path, name: &str, keep: impl Fn(u64) -> bool, extra: Option<(u64, &[u8])>) {
+    let mut w = PcapWriter::create(dir.join(name)).unwrap();
+    for (i, c) in the_dump().iter().enumerate() {
+        let seq = i as u64 + 1;
+        if !keep(seq) {
+            continue;
+        }
+        let f = copy(&packet(c.opcode, c.psn), SWITCH_T0 + c.at_ns, seq, c.event);
+        let t = CAPTURE_T0 + c.at_ns + c.lag_ns;
+        w.write(t, &f).unwrap();
+        if let Some((_, bytes)) = extra.filter(|(after, _)| *after == seq) {
+            w.write(t + 1, bytes).unwrap();
+        }
+    }
+    w.flush().unwrap();
+}
+
+/// The switch's sequence numbers of a capture's records, in order (0: not a copy).
+fn seqs_of(path: &Path) -> Vec<u64> {
+    let bytes = std::fs::read(path).unwrap();
+    common::pcap_records(&bytes)
+        .into_iter()
+        .map(|(_, rec)| {
+            // The 16-byte record header, then the frame.
+            let f = &rec[16..];
+            let udp = 14 + 20;
+            if f.len() > udp + 4 && f[udp + 2..udp + 4] == DUMPER_PORT.to_be_bytes() {
+                u64::from_be_bytes([0, 0, f[6], f[7], f[8], f[9], f[10], f[11]])
+            } else {
+                0
+            }
+        })
+        .collect()
+}
+
+/// `ccreplay lumina` merges what the switch sent round-robin to two dump servers — the odd
+/// sequence numbers to one, the even to the other, each in order — into one capture in the
+/// switch's order: 1 to 10, the record that is no copy (an ARP request the first server also
+/// caught, after its copy 3) still after copy 3. The merged capture replays exactly as the
+/// dump written in order does (the responder's 6 events and its CNP decision).
+#[test]
+fn two_dump_servers_merge_into_the_switchs_order() {
+    let dir = tmpdir("merge");
+    // An ARP request the first server also caught (no copy, no RoCEv2).
+    let mut stray = vec![0xFF; 6];
+    stray.extend([2, 0, 0, 0, 0, 9, 0x08, 0x06]);
+    stray.extend([0u8; 28]);
+    write_dumper(&dir, "d1.pcap", |s| s % 2 == 1, Some((3, &stray[..])));
+    write_dumper(&dir, "d2.pcap", |s| s % 2 == 0, None);
+    let (code, _, err) = common::run(
+        &dir,
+        &[
+            "lumina", "d1.pcap", "d2.pcap", "--port", "5000", "-o", "m.pcap",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("wrote m.pcap: 11 records from 2 dumps, 10 Lumina copies in the switch's order (sequence numbers 1 to 10); 0 missing, 0 duplicates dropped, 0 sequence numbers held by two different copies"),
+        "{err}"
+    );
+    assert_eq!(
+        seqs_of(&dir.join("m.pcap")),
+        [1, 2, 3, 0, 4, 5, 6, 7, 8, 9, 10]
+    );
+
+    // The same dump written in order, and the merged one, replay alike.
+    let mirror = format!("lumina_port = {DUMPER_PORT}\nclock = \"switch\"");
+    let all: Vec<u64> = (1..=10).collect();
+    write_trace(&dir, "inorder", &the_dump(), &all, &mirror);
+    let manifest = std::fs::read_to_string(dir.join("inorder.toml")).unwrap();
+    std::fs::write(
+        dir.join("m.toml"),
+        manifest.replace("capture = \"inorder.pcap\"", "capture = \"m.pcap\""),
+    )
+    .unwrap();
+    let replay = |t: &str| {
+        let (code, out, err) = common::run(&dir, &["replay", t]);
+        assert_eq!(code, 0, "{err}");
+        out
+    };
+    let merged = replay("m.toml");
+    assert_eq!(merged, replay("inorder.toml"));
+    assert_eq!(merged.lines().count(), 1, "{merged}");
+}
+
+/// Dumps that overlap (the same copy in both) are written once; a copy no dump holds is
+/// counted and said; a port no copy went to is an error (exit status 2).
+#[test]
+fn duplicates_dropped_gaps_said_and_a_wrong_port_refused() {
+    let dir = tmpdir("merge-edges");
+    write_dumper(&dir, "a.pcap", |s| s <= 6, None);
+    write_dumper(&dir, "b.pcap", |s| s >= 6 && s != 8, None);
+    let (code, _, err) = common::run(&dir, &["lumina", "a.pcap", "b.pcap", "--port", "5000"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("wrote a.merged.pcap: 9 records from 2 dumps, 9 Lumina copies in the switch's order (sequence numbers 1 to 10); 1 missing, 1 duplicate dropped"),
+        "{err}"
+    );
+    assert!(err.contains("1 sequence number no dump holds"), "{err}");
+    assert_eq!(
+        seqs_of(&dir.join("a.merged.pcap")),
+        [1, 2, 3, 4, 5, 6, 7, 9, 10]
+    );
+
+    let (code, _, err) = common::run(
+        &dir,
+        &["lumina", "a.pcap", "--port", "5001", "-o", "x.pcap"],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("no record of the 6 read is a Lumina copy to UDP port 5001"),
+        "{err}"
+    );
+    assert!(!dir.join("x.pcap").exists());
+}
+
+/// A RoCEv2 packet in the dump that is no copy of the switch's (the dump server's own port
+/// caught it) has no switch time: timed by the switch, the run would mix two clocks, an error
+/// whose hint keeps only the copies.
+#[test]
+fn a_packet_that_is_no_copy_is_an_error_timed_by_the_switch() {
+    let dir = tmpdir("stray");
+    let stray = packet(Opcode::RC_WRITE_MIDDLE, 99);
+    write_dumper(&dir, "s.pcap", |_| true, Some((3, &stray[..])));
+    let base = {
+        let mirror = format!("lumina_port = {DUMPER_PORT}\nclock = \"switch\"");
+        write_trace(
+            &dir,
+            "t",
+            &the_dump(),
+            &(1..=10).collect::<Vec<_>>(),
+            &mirror,
+        );
+        std::fs::read_to_string(dir.join("t.toml")).unwrap()
+    };
+    std::fs::write(
+        dir.join("s.toml"),
+        base.replace("capture = \"t.pcap\"", "capture = \"s.pcap\""),
+    )
+    .unwrap();
+    let (code, _, err) = common::run(&dir, &["replay", "s.toml", "-o", "d.jsonl"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(
+            "1 event had no switch time (first: frame 4, captured on the port, not mirrored)"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains("hint: in a Lumina dump every RoCEv2 packet replayed must be one of the switch's copies to `lumina_port`: keep only those (`tshark -r s.pcap -Y 'udp.dstport == 5000' -w copies.pcap`)"),
+        "{err}"
+    );
+}

@@ -41,6 +41,7 @@ pub mod diff;
 pub mod import;
 pub mod init;
 pub mod inspect;
+pub mod lumina;
 pub mod replay;
 pub mod report;
 pub mod sim;

@@ -629,10 +629,18 @@ pub fn assess(trace: &Trace, model: &str, stats: &ReplayStats, opt: Strictness) 
                 n(c.untimed),
                 if c.untimed == 1 { "" } else { "s" },
             ),
-            Some(format!(
-                "mirror the capture point's traffic as ERSPAN III (Gra 0, 1 or 2), or time every event by the capture: remove `clock = \"switch\"` from [mirror] in {}",
-                trace.manifest_path.display()
-            )),
+            Some(if r.lumina.is_some() {
+                format!(
+                    "in a Lumina dump every RoCEv2 packet replayed must be one of the switch's copies to `lumina_port`: keep only those (`tshark -r {name} -Y 'udp.dstport == {}' -w copies.pcap`), or time every event by the capture: remove `clock = \"switch\"` from [mirror] in {}",
+                    trace.manifest.mirror.lumina_port.unwrap_or(0),
+                    trace.manifest_path.display()
+                )
+            } else {
+                format!(
+                    "mirror the capture point's traffic as ERSPAN III (Gra 0, 1 or 2), or time every event by the capture: remove `clock = \"switch\"` from [mirror] in {}",
+                    trace.manifest_path.display()
+                )
+            }),
         ));
     }
     // A Lumina dump that lost copies, or holds them out of the switch's order: the packets
@@ -646,7 +654,7 @@ pub fn assess(trace: &Trace, model: &str, stats: &ReplayStats, opt: Strictness) 
                     if l.missing == 1 { "" } else { "s" },
                 ),
                 Some(
-                    "Lumina's own integrity check fails on this dump too: run the test again (fewer packets per iteration, or more dump servers), or capture the NICs' traffic where nothing is lost".to_string(),
+                    "Lumina's own integrity check fails on this dump too: run the test again (fewer packets per iteration, or more dump servers); if the dump is several servers' captures, give them all to `ccreplay lumina`".to_string(),
                 ),
             ));
         }
@@ -657,9 +665,10 @@ pub fn assess(trace: &Trace, model: &str, stats: &ReplayStats, opt: Strictness) 
                     n(l.out_of_order),
                     if l.out_of_order == 1 { "y is" } else { "ies are" },
                 ),
-                Some(
-                    "give the dump servers' captures merged by switch sequence number, as Lumina's analysis merges them (its aggregate pcap); `mergecap` orders by the servers' clocks, not the switch's".to_string(),
-                ),
+                Some(format!(
+                    "merge the dump servers' captures by the switch's sequence number: `ccreplay lumina DUMP... --port {} -o merged.pcap` (`mergecap` and a concatenation order them by the servers' clocks, or not at all), and point the manifest's `capture` at it",
+                    trace.manifest.mirror.lumina_port.unwrap_or(0)
+                )),
             ));
         }
     }
