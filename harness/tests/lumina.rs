@@ -112,7 +112,7 @@ fn copy(frame: &[u8], switch_ns: u64, seq: u64, event: u8) -> Vec<u8> {
     let udp = ip + 20;
     let sport = [f[udp], f[udp + 1]];
     f[udp + 6..udp + 8].copy_from_slice(&sport);
-    f[udp..udp + 2].copy_from_slice(&(0x1000 + seq as u16).to_be_bytes());
+    f[udp..udp + 2].copy_from_slice(&0x1000u16.wrapping_add(seq as u16).to_be_bytes());
     f[udp + 2..udp + 4].copy_from_slice(&DUMPER_PORT.to_be_bytes());
     f
 }
@@ -626,4 +626,36 @@ fn a_packet_that_is_no_copy_is_an_error_timed_by_the_switch() {
         err.contains("hint: in a Lumina dump every RoCEv2 packet replayed must be one of the switch's copies to `lumina_port`: keep only those (`tshark -r s.pcap -Y 'udp.dstport == 5000' -w copies.pcap`)"),
         "{err}"
     );
+}
+
+/// The switch's counter runs from 2^31 − 1 back to 1 (`value < 0x7fffffff ? value + 1 : 1`):
+/// a dump that straddles the wrap — numbers 0x7FFFFFFA to 0x7FFFFFFF, then 1 to 4 — written
+/// with the part after the wrap first merges into the switch's order, none missing.
+#[test]
+fn a_dump_across_the_counters_wrap_merges_in_order() {
+    let dir = tmpdir("wrap");
+    let seqs: Vec<u64> = (0x7FFF_FFFA..=0x7FFF_FFFF).chain(1..=4).collect();
+    let order = [6, 7, 8, 9, 0, 1, 2, 3, 4, 5];
+    let dump = the_dump();
+    let copies: Vec<Copy> = order
+        .iter()
+        .map(|&i| Copy {
+            qp: None,
+            ..dump[i]
+        })
+        .collect();
+    let scrambled: Vec<u64> = order.iter().map(|&i| seqs[i]).collect();
+    write_trace(&dir, "w", &copies, &scrambled, "");
+    let (code, _, err) = common::run(
+        &dir,
+        &["lumina", "w.pcap", "--port", "5000", "-o", "m.pcap"],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains(
+            "10 Lumina copies in the switch's order (sequence numbers 2147483642 to 4); 0 missing"
+        ),
+        "{err}"
+    );
+    assert_eq!(seqs_of(&dir.join("m.pcap")), seqs);
 }

@@ -77,7 +77,8 @@ pub struct Merged {
 /// One record, with where it goes.
 struct Item {
     /// The switch sequence number it follows: its own (a copy), or the copy's before it in
-    /// its dump; counted from the first copy of all, so the counter's wrap is no jump.
+    /// its dump (0 before its first); then (`merge`) counted from the first copy in the
+    /// switch's order, so the counter's wrap is no jump.
     key: u64,
     /// A copy (`true`) comes before the records that follow it in its dump.
     copy: bool,
@@ -97,7 +98,6 @@ pub fn merge(dumps: &[PathBuf], port: u16) -> Result<Merged, MergeError> {
     };
     let mut items: Vec<Item> = Vec::new();
     let mut link: Option<LinkType> = None;
-    let mut base: Option<u64> = None;
     let mut read = 0u64;
     for (d, path) in dumps.iter().enumerate() {
         let err = |source| MergeError::Read {
@@ -106,7 +106,7 @@ pub fn merge(dumps: &[PathBuf], port: u16) -> Result<Merged, MergeError> {
         };
         let mut reader = CaptureReader::open(path).map_err(err)?;
         // Records before a dump's first copy follow the first copy of all.
-        let mut last_key = 0u64;
+        let mut last_seq = 0u64;
         let mut index = 0u64;
         while let Some(rec) = reader.next_record() {
             let rec = rec.map_err(err)?;
@@ -125,12 +125,10 @@ pub fn merge(dumps: &[PathBuf], port: u16) -> Result<Merged, MergeError> {
             let p = Packet::from_record(&rec, &cfg);
             let seq = p.lumina.map(|l| l.seq);
             if let Some(s) = seq {
-                let b = *base.get_or_insert(s);
-                // Counted from the first copy: a dump spans far fewer than 2^30 packets.
-                last_key = (s + SEQ_MAX - b) % SEQ_MAX;
+                last_seq = s;
             }
             items.push(Item {
-                key: last_key,
+                key: last_seq,
                 copy: seq.is_some(),
                 dump: d,
                 index,
@@ -141,12 +139,20 @@ pub fn merge(dumps: &[PathBuf], port: u16) -> Result<Merged, MergeError> {
             index += 1;
         }
     }
-    let Some(base) = base else {
+    let Some(base) = first_in_order(items.iter().filter(|i| i.copy).map(|i| i.key)) else {
         return Err(MergeError::NoCopies {
             records: read,
             port,
         });
     };
+    for it in &mut items {
+        // Records before their dump's first copy (0) follow the first copy of all.
+        it.key = if it.copy || it.key != 0 {
+            (it.key + SEQ_MAX - base % SEQ_MAX) % SEQ_MAX
+        } else {
+            0
+        };
+    }
     // A copy before the records that follow it in its dump; then dumps in the order given.
     items.sort_by_key(|i| (i.key, !i.copy, i.dump, i.index));
     let mut out = Merged::default();
@@ -176,7 +182,9 @@ pub fn merge(dumps: &[PathBuf], port: u16) -> Result<Merged, MergeError> {
     }
     let first = items.iter().find(|i| i.copy).map_or(0, |i| i.key);
     let last_key = last.map_or(0, |i| i.key);
-    let seq = |k: u64| (base - 1 + k) % SEQ_MAX + 1;
+    // Back to the switch's numbering, 1..=SEQ_MAX (a first copy numbered 0, which no switch
+    // writes, does not underflow).
+    let seq = |k: u64| (base + SEQ_MAX - 1 + k) % SEQ_MAX + 1;
     (out.first_seq, out.last_seq) = (seq(first), seq(last_key));
     out.pcap = w.into_inner().unwrap_or_default();
     Ok(out)
@@ -188,4 +196,39 @@ pub fn default_output(first: &Path) -> PathBuf {
         .file_stem()
         .map_or_else(|| "lumina".into(), |s| s.to_string_lossy().into_owned());
     first.with_file_name(format!("{stem}.merged.pcap"))
+}
+
+/// The sequence number the switch gave first among `seqs`: on the counter's cycle
+/// (1..=SEQ_MAX), the one after the widest gap between two numbers the dumps hold — a dump
+/// spans far less than the cycle, so its start is where the cycle is empty before it, wherever
+/// the wrap falls and whichever dump was read first.
+fn first_in_order(seqs: impl Iterator<Item = u64>) -> Option<u64> {
+    let mut v: Vec<u64> = seqs.map(|s| s % SEQ_MAX).collect();
+    v.sort_unstable();
+    v.dedup();
+    let (&lowest, &highest) = (v.first()?, v.last()?);
+    // The gap from the highest round to the lowest, then each gap between neighbours.
+    let mut best = (lowest + SEQ_MAX - highest, lowest);
+    for w in v.windows(2) {
+        best = best.max((w[1] - w[0], w[1]));
+    }
+    Some(best.1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// By hand: 5..=9 start at 5; across the wrap (SEQ_MAX - 1, SEQ_MAX, 1, 2) at SEQ_MAX - 1;
+    /// one number starts at itself.
+    #[test]
+    fn the_first_in_the_switchs_order() {
+        assert_eq!(first_in_order([7, 5, 9, 6, 8].into_iter()), Some(5));
+        assert_eq!(
+            first_in_order([1, SEQ_MAX, 2, SEQ_MAX - 1].into_iter()),
+            Some(SEQ_MAX - 1)
+        );
+        assert_eq!(first_in_order([42].into_iter()), Some(42));
+        assert_eq!(first_in_order(std::iter::empty()), None);
+    }
 }
