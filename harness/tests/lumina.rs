@@ -326,7 +326,7 @@ fn lost_or_reordered_copies_are_an_error() {
 }
 
 /// `init --lumina-port` writes the dump's `[mirror]`: the port and the switch's clock; and of
-/// its two NICs, how to replay the other.
+/// its two NICs, how to replay the other. Without the option, init finds the copies itself.
 #[test]
 fn init_writes_the_lumina_port_and_the_switchs_clock() {
     let dir = tmpdir("init");
@@ -337,6 +337,14 @@ fn init_writes_the_lumina_port_and_the_switchs_clock() {
         &["init", "x.pcap", "-o", "i.toml", "--lumina-port", "5000"],
     );
     let text = std::fs::read_to_string(dir.join("i.toml")).unwrap_or_else(|_| panic!("{err}"));
+    // Without the option the dump holds no RoCEv2 to port 4791, and init says which option
+    // reads it: the 10 copies to 5000 all check their ICRC.
+    let (code, _, err) = common::run(&dir, &["init", "x.pcap", "-o", "j.toml"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("hint: UDP 5000 holds a Lumina switch's copies (10 of them check their ICRC with the packet's own ports put back): `ccreplay init CAPTURE --lumina-port 5000`"),
+        "{err}"
+    );
     let m: toml::Table = text.parse().unwrap();
     let mirror = m["mirror"].as_table().unwrap();
     assert_eq!(mirror["lumina_port"].as_integer(), Some(5000), "{text}");

@@ -116,8 +116,25 @@ pub(crate) fn run(a: InitArgs) -> Result<u8, Failure> {
             .display()
             .to_string()
     };
-    let text = init::manifest_text(&a.capture, &field, &detection, &survey, &opts)
-        .map_err(|e| Failure::input(e, init::nothing_hint(&survey, &cfg)))?;
+    let text =
+        init::manifest_text(&a.capture, &field, &detection, &survey, &opts).map_err(|e| {
+            // No RoCEv2: a Lumina dump, whose copies go to a port of the testbed's choosing?
+            let lumina = survey
+                .busiest_other_udp()
+                .filter(|_| cfg.lumina_port == 0)
+                .and_then(|(port, _)| {
+                    let (copies, valid) = ccreplay::lumina::probe(&a.capture, port).ok()?;
+                    (valid > 0 && valid * 2 >= copies).then_some((port, valid))
+                });
+            let hint = match lumina {
+                Some((port, valid)) => format!(
+                    "UDP {port} holds a Lumina switch's copies ({} of them check their ICRC with the packet's own ports put back): `ccreplay init CAPTURE --lumina-port {port}` (docs/wire.md 2.3)",
+                    ccreplay::verdict::n(valid)
+                ),
+                None => init::nothing_hint(&survey, &cfg),
+            };
+            Failure::input(e, hint)
+        })?;
     if let Some(e) = &survey.capture_error {
         eprintln!(
             "ccreplay: warning: {}: the capture ends early after {} frames ({e}); the manifest is from those",

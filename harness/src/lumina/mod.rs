@@ -190,6 +190,30 @@ pub fn merge(dumps: &[PathBuf], port: u16) -> Result<Merged, MergeError> {
     Ok(out)
 }
 
+/// Whether `capture` looks like a Lumina dump to UDP `port`: of its first 10,000 records,
+/// how many read as copies to the port and how many of those have the ICRC of the packet they
+/// copy (a Lumina switch's copy does; a datagram that only looks like one almost never).
+pub fn probe(capture: &Path, port: u16) -> Result<(u64, u64), CaptureError> {
+    let cfg = DecodeConfig {
+        lumina_port: port,
+        ..DecodeConfig::default()
+    };
+    let mut reader = CaptureReader::open(capture)?;
+    let (mut copies, mut valid, mut read) = (0, 0, 0);
+    while let Some(Ok(rec)) = reader.next_record() {
+        let p = Packet::from_record(&rec, &cfg);
+        if p.lumina.is_some() {
+            copies += 1;
+            valid += u64::from(p.icrc_check().is_some_and(|(c, f)| c == f));
+        }
+        read += 1;
+        if read == 10_000 {
+            break;
+        }
+    }
+    Ok((copies, valid))
+}
+
 /// The default output beside the first dump: `NAME.merged.pcap`.
 pub fn default_output(first: &Path) -> PathBuf {
     let stem = first
