@@ -299,19 +299,6 @@ impl ExtractReport {
         self.skipped.add(why);
         self.roce += why.is_roce() as u64;
     }
-
-    /// (key, count) pairs of the accounting, in a stable order: what JSON, JUnit properties
-    /// and reports carry. Zero counts of skip reasons are left out.
-    pub fn accounting(&self) -> Vec<(&'static str, u64)> {
-        let mut v = vec![
-            ("frames", self.packets),
-            ("roce", self.roce),
-            ("events", self.events),
-            ("skipped", self.skipped.total()),
-        ];
-        v.extend(self.skipped.nonzero().map(|(w, n)| (w.key(), n)));
-        v
-    }
 }
 
 /// Sorted (most first, then by key) and capped tally.
