@@ -99,6 +99,13 @@ pub(super) fn icrc_fails(p: &Packet<'_>) -> bool {
         .is_some_and(|(computed, found)| computed != found)
 }
 
+/// A Lumina switch dropped or corrupted the packet after copying it (docs/wire.md 2.3): where
+/// it is received, its NIC never got it whole. Both passes skip it there.
+#[inline]
+pub(super) fn lost_on_the_way(p: &Packet<'_>) -> bool {
+    p.lumina.is_some_and(|l| l.event.lost())
+}
+
 /// From or to the capture point's host (every packet at a switch port).
 #[inline]
 pub(super) fn ours(point: &CapturePoint, p: &Packet<'_>) -> bool {

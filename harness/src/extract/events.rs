@@ -19,7 +19,7 @@ use ccreplay_reference_cc::event::AckInfo;
 use ccreplay_reference_cc::{Event, EventKind};
 
 use super::account::{LuminaReport, TALLY_KEYS, top};
-use super::classify::{Seen, classify, icrc_fails, ours};
+use super::classify::{Seen, classify, icrc_fails, lost_on_the_way, ours};
 use super::copies::{DupKey, Recent};
 use super::open_capture;
 use super::{ExtractError, ExtractReport, FlowTable, MirrorSource, Skip, Sources};
@@ -148,12 +148,10 @@ fn pre_event(rec: &Record<'_>, cfg: &DecodeConfig, point: &CapturePoint) -> Pre 
             return pre;
         }
         pre.source = Some(MirrorSource::of(m));
-        pre.stamp = Stamp::of(Some(m));
     }
-    if let Some(l) = &p.lumina {
-        pre.stamp = Stamp::of_packet(&p);
-        pre.lumina = Some((l.seq, l.event));
-    }
+    // A mirror's or a Lumina copy's switch time (none for a packet captured on the port).
+    pre.stamp = Stamp::of_packet(&p);
+    pre.lumina = p.lumina.map(|l| (l.seq, l.event));
     if p.error.is_some() && p.headers_complete() {
         // Cut by snaplen after the headers (a header-only capture): the event is whole. Only a
         // cut frame gets here — length fields are checked against the original length, so a
@@ -193,8 +191,7 @@ fn pre_event(rec: &Record<'_>, cfg: &DecodeConfig, point: &CapturePoint) -> Pre 
         };
         return pre;
     }
-    if seen.received() && p.lumina.is_some_and(|l| l.event.lost()) {
-        // The switch dropped or corrupted it after the copy: the capture point never got it.
+    if seen.received() && lost_on_the_way(&p) {
         pre.what = What::Skip(Skip::SwitchLost);
         return pre;
     }

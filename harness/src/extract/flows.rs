@@ -12,7 +12,7 @@ use ccreplay_codecs::capture::Record;
 use ccreplay_codecs::packet::Packet;
 use ccreplay_reference_cc::FlowId;
 
-use super::classify::{Seen, classify, icrc_fails};
+use super::classify::{Seen, classify, icrc_fails, lost_on_the_way};
 use super::open_capture;
 use super::{ExtractError, ExtractReport, FlowInfo, Skip};
 use crate::manifest::{CapturePoint, FlowSpec, Manifest};
@@ -242,7 +242,7 @@ fn pass1_dir(rec: &Record<'_>, cfg: &DecodeConfig, point: &CapturePoint) -> Dir 
     let seen = classify(point, &p);
     // As pass 2 skips them: a packet its NIC dropped (bad ICRC) or never got (a Lumina
     // switch's drop or bit error).
-    if seen.received() && (icrc_fails(&p) || p.lumina.is_some_and(|l| l.event.lost())) {
+    if seen.received() && (icrc_fails(&p) || lost_on_the_way(&p)) {
         return Dir::Skip;
     }
     let source = match seen {
