@@ -42,7 +42,7 @@ use crate::packet::LinkStart;
 
 pub use reader::{CaptureFormat, CaptureReader};
 pub use source::{BlockSource, SliceSource, Source, StreamSource};
-pub use ts::{TsResolution, pcapng_ts_ns};
+pub use ts::{TsGrain, TsResolution, pcapng_ts_ns};
 pub use writer::PcapWriter;
 
 /// Largest captured length a record may have: 256 KiB, Wireshark's `WTAP_MAX_PACKET_SIZE_STANDARD`.

@@ -63,6 +63,46 @@ pub(crate) fn pcap_ts_ns(ts_sec: u32, ts_frac: u32, nanosecond: bool) -> u64 {
     u64::from(ts_sec) * 1_000_000_000 + frac_ns
 }
 
+/// The unit a capture's timestamps are written in, as they show it: per interface, the largest
+/// power of ten (1 ns to 1 s) every nonzero timestamp is a multiple of; the coarsest interface's.
+/// A nanosecond file written from a microsecond clock shows 1,000 ns, as its times do, whatever
+/// its header says. An interface with no nonzero timestamp says nothing.
+#[derive(Clone, Debug, Default)]
+pub struct TsGrain {
+    /// Per interface: the fewest trailing decimal zeros of its timestamps in ns so far.
+    zeros: Vec<Option<u32>>,
+}
+
+impl TsGrain {
+    /// Take one record's time.
+    pub fn add(&mut self, interface_id: u32, ts_ns: u64) {
+        if ts_ns == 0 {
+            return; // no time: a multiple of every unit
+        }
+        let i = interface_id as usize;
+        if self.zeros.len() <= i {
+            self.zeros.resize(i + 1, None);
+        }
+        let z = trailing_decimal_zeros(ts_ns);
+        self.zeros[i] = Some(self.zeros[i].map_or(z, |old| old.min(z)));
+    }
+
+    /// The coarsest interface's unit, ns (1 when no record had a time).
+    pub fn ns(&self) -> u64 {
+        10u64.pow(self.zeros.iter().flatten().copied().max().unwrap_or(0))
+    }
+}
+
+/// Trailing decimal zeros of `t`, at most 9 (1 s).
+fn trailing_decimal_zeros(mut t: u64) -> u32 {
+    let mut z = 0;
+    while z < 9 && t != 0 && t.is_multiple_of(10) {
+        t /= 10;
+        z += 1;
+    }
+    z
+}
+
 fn saturate(ns: u128) -> u64 {
     u64::try_from(ns).unwrap_or(u64::MAX)
 }
@@ -84,6 +124,28 @@ mod tests {
             ),
             (6, 9)
         );
+    }
+
+    /// Units read off the times: 1 µs, 1 ns, 1 s at most; the coarsest interface's; an
+    /// interface without times (interface 0 here) says nothing.
+    #[test]
+    fn grain_is_the_coarsest_interfaces_unit() {
+        assert_eq!(trailing_decimal_zeros(1_735_689_600_000_001_000), 3);
+        assert_eq!(trailing_decimal_zeros(1_735_689_600_123_456_789), 0);
+        assert_eq!(trailing_decimal_zeros(1_735_689_600_000_000_000), 9);
+        let mut g = TsGrain::default();
+        assert_eq!(g.ns(), 1);
+        g.add(1, 1_735_689_600_000_001_000);
+        g.add(1, 1_735_689_600_000_003_000);
+        g.add(1, 0);
+        assert_eq!(g.ns(), 1_000);
+        g.add(2, 1_735_689_600_000_003_210);
+        assert_eq!(g.ns(), 1_000, "the coarsest interface");
+        g.add(1, 1_735_689_600_000_003_100);
+        assert_eq!(g.ns(), 100);
+        let mut s = TsGrain::default();
+        s.add(0, 1_735_689_600_000_000_000);
+        assert_eq!(s.ns(), 1_000_000_000);
     }
 
     #[test]

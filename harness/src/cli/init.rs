@@ -118,6 +118,11 @@ pub(crate) fn run(a: InitArgs) -> Result<u8, Failure> {
     };
     let text =
         init::manifest_text(&a.capture, &field, &detection, &survey, &opts).map_err(|e| {
+            if let init::InitError::Invalid(_) = e {
+                // RoCEv2 was found: what failed is a value given or estimated.
+                let hint = "give the value with `--param KEY=VALUE` (`ccreplay init --help`); `ccreplay init CAPTURE --param ... -o -` prints the manifest, with how each estimate was made";
+                return Failure::input(e, hint.to_string());
+            }
             // No RoCEv2: a Lumina dump, whose copies go to a port of the testbed's choosing?
             let lumina = survey
                 .busiest_other_udp()

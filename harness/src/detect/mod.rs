@@ -12,6 +12,7 @@
 //! Each candidate reads the first sampled packets; the one that reads most of them cleanly and
 //! wholly wins, then the one that sets fewest reserved bits and finds the most shims; ties go to the simpler reading (roce, then the documented defaults).
 
+pub mod link_rate;
 pub mod survey;
 
 use std::path::Path;

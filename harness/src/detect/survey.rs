@@ -10,9 +10,11 @@ use std::collections::{BTreeMap, HashMap};
 use std::net::IpAddr;
 use std::path::Path;
 
-use ccreplay_codecs::capture::{CaptureError, CaptureReader};
+use ccreplay_codecs::capture::{CaptureError, CaptureReader, TsGrain};
 use ccreplay_codecs::mirror_clock::{Stamp, SwitchClock, SwitchClockReport};
 use ccreplay_codecs::{DecodeConfig, Packet};
+
+use super::link_rate::{self, LinkRuns, Recent};
 
 /// One direction of RoCEv2 traffic: packets from `src` to `dst` with this DestQP.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -80,11 +82,18 @@ pub struct Survey {
     pub ips: BTreeMap<IpAddr, u64>,
     /// Largest data payload, bytes.
     pub max_payload: u64,
-    /// Smallest spacing of two consecutive data frames on one link, as (gap ns, bytes of the
-    /// earlier frame), per link (src for data leaving, dst for data arriving).
-    pub min_gap: HashMap<IpAddr, (u64, u64)>,
-    /// Smallest delay from a data packet to the ACK / NAK with its PSN, and how many pairs.
-    pub min_rtt: Option<(u64, u64)>,
+    /// Largest payload of a data packet that does not end its message (FIRST, MIDDLE: a
+    /// full path MTU, IBA 9.7.4), bytes; 0 when every message was one packet.
+    pub max_full_payload: u64,
+    /// The fastest runs of consecutive data frames per link (src for data leaving, dst for
+    /// data arriving), for [`Survey::link_rate`].
+    pub runs: BTreeMap<IpAddr, LinkRuns>,
+    /// The unit of the times the estimates use, ns: the capture's timestamps' as they show
+    /// it (`TsGrain`), or the switches' stamps' when their clock times the events.
+    pub resolution_ns: u64,
+    /// Per data sender: the smallest delay from its data packet to the ACK with its PSN, and
+    /// how many pairs.
+    pub min_rtt: BTreeMap<IpAddr, (u64, u64)>,
     /// READ responses among the data packets (no ACK answers them).
     pub read_responses: u64,
     /// UDP packets that are not RoCEv2, by destination port.
@@ -172,8 +181,9 @@ impl Survey {
         let mut sent: HashMap<(IpAddr, IpAddr, u32), Sent> = HashMap::new();
         // (requester, responder, psn) of a READ request → its DestQP (the responder's QP).
         let mut requested: HashMap<(IpAddr, IpAddr, u32), u32> = HashMap::new();
-        // Last data frame per (src, dst): (ts, frame length).
-        let mut last_data: HashMap<(IpAddr, IpAddr), (u64, u64)> = HashMap::new();
+        // The latest data frames per (src, dst), for the link rate.
+        let mut recent: HashMap<(IpAddr, IpAddr), Recent> = HashMap::new();
+        let mut grain = TsGrain::default();
         // A packet's identity → the session it was first seen in.
         type Identity = (IpAddr, IpAddr, u32, u32, u8);
         let mut first_session: HashMap<Identity, Option<u16>> = HashMap::new();
@@ -186,6 +196,7 @@ impl Survey {
                 }
             };
             s.frames += 1;
+            grain.add(rec.interface_id, rec.ts_ns);
             let p = Packet::from_record(&rec, cfg);
             let stamp = Stamp::of_packet(&p);
             let switch_ts = clock.time(rec.ts_ns, &stamp);
@@ -262,18 +273,24 @@ impl Survey {
                     *s.pairs.entry((dir, request)).or_default() += 1;
                 }
                 s.max_payload = s.max_payload.max(roce.payload_wire_len as u64);
+                // Every packet of a message but its last carries a full MTU.
+                let full = if read {
+                    matches!(op.operation(), 0x0D | 0x0E)
+                } else {
+                    !op.ends_message()
+                };
+                if full {
+                    s.max_full_payload = s.max_full_payload.max(roce.payload_wire_len as u64);
+                }
                 // A mirrored frame's own length, not the copy's with the encapsulation.
                 let len = p.wire_len((rec.orig_len as usize).max(rec.data.len())) as u64;
-                if let Some((t0, len0)) = last_data.insert((src, dst), (ts, len))
-                    && ts > t0
-                {
-                    let gap = ts - t0;
-                    // Per host link: a sender's data leaves on its link, a receiver's arrives.
-                    for host in [src, dst] {
-                        let e = s.min_gap.entry(host).or_insert((gap, len0));
-                        // The fastest spacing: fewest ns per byte.
-                        if u128::from(gap) * u128::from(e.1) < u128::from(e.0) * u128::from(len0) {
-                            *e = (gap, len0);
+                let ended = recent.entry((src, dst)).or_default().push(ts, len);
+                // Per host link: a sender's data leaves on its link, a receiver's arrives.
+                for host in [src, dst] {
+                    let link = s.runs.entry(host).or_default();
+                    for (k, run) in ended.iter().enumerate() {
+                        if let Some(run) = run {
+                            link.offer(k, *run, grain.ns());
                         }
                     }
                 }
@@ -326,16 +343,20 @@ impl Survey {
                     };
                     *s.pairs.entry((data, dir)).or_default() += 1;
                     if ts >= e.ts && !e.again {
+                        // The data's sender (the ACK's destination) timed it.
                         let d = ts - e.ts;
-                        s.min_rtt = Some(match s.min_rtt {
-                            Some((m, n)) => (m.min(d), n + 1),
-                            None => (d, 1),
-                        });
+                        let m = s.min_rtt.entry(dst).or_insert((d, 0));
+                        *m = (m.0.min(d), m.1 + 1);
                     }
                 }
             }
         }
         s.switch_clock = clock.report;
+        s.resolution_ns = if switch_clock && s.stamped > 0 {
+            s.stamp_unit_ns.max(1)
+        } else {
+            grain.ns()
+        };
         Ok(s)
     }
 
@@ -396,57 +417,34 @@ impl Survey {
             .collect()
     }
 
-    /// The link rate of `host`, from the fastest spacing of two consecutive data frames on its
-    /// link, with 24 bytes of preamble, inter-frame gap and FCS added to each frame, rounded
-    /// to the nearest Ethernet rate within 15 %.
-    /// `None` (no host at the tap): the first link with two data frames.
+    /// The link rate of `host`, from the fastest runs of consecutive data frames on its link
+    /// (`link_rate`): the nearest Ethernet rate within 15 %, when the timestamps' unit leaves
+    /// one. `None` (no host at the tap): the link of the lowest address with two data frames.
     pub fn link_rate(&self, host: Option<IpAddr>) -> Estimate {
-        const RATES_GBPS: [u64; 10] = [1, 10, 25, 40, 50, 56, 100, 200, 400, 800];
-        let gap = match host {
-            Some(h) => self.min_gap.get(&h),
-            None => self.min_gap.values().next(),
+        let runs = match host {
+            Some(h) => self.runs.get(&h),
+            None => self.runs.values().next(),
         };
-        let Some(&(gap, len)) = gap else {
-            return Estimate {
-                value: 100_000_000_000,
-                how: "no two consecutive data frames to measure: 100 Gbps assumed; set your link's rate".into(),
-                measured: false,
-            };
-        };
-        let bps = (len + 24) as f64 * 8.0 * 1e9 / gap as f64;
-        let nearest = RATES_GBPS
-            .iter()
-            .map(|g| *g as f64 * 1e9)
-            .min_by(|a, b| (a / bps).ln().abs().total_cmp(&(b / bps).ln().abs()))
-            .unwrap_or(bps);
-        let how = format!(
-            "two data frames {gap} ns apart, the first of {len} B (+24 B preamble, gap and FCS): {:.2} Gbps",
-            bps / 1e9
-        );
-        if (nearest / bps).ln().abs() < 0.15f64.ln_1p() {
-            Estimate {
-                value: nearest as u64,
-                how: format!("{how}, the nearest Ethernet rate"),
-                measured: true,
-            }
-        } else {
-            Estimate {
-                value: (bps / 1e6).round() as u64 * 1_000_000,
-                how: format!("{how} (no Ethernet rate within 15 %: check it)"),
-                measured: true,
-            }
-        }
+        link_rate::estimate(runs, self.resolution_ns)
     }
 
-    /// The base RTT, from the smallest delay from a data packet to the ACK with its PSN (seen
-    /// at a sender; a receiver's capture holds no round trip).
-    pub fn base_rtt(&self, at_sender: bool) -> Estimate {
-        match self.min_rtt {
-            Some((d, n)) if at_sender && d > 0 => Estimate {
+    /// The base RTT of `sender`'s flows, from the smallest delay from its data packet to the
+    /// ACK with its PSN (`None`: not at a sender; a receiver's capture holds no round trip).
+    pub fn base_rtt(&self, sender: Option<IpAddr>) -> Estimate {
+        let at_sender = sender.is_some();
+        match sender.and_then(|h| self.min_rtt.get(&h)).copied() {
+            Some((d, n)) if d > 0 => Estimate {
                 value: d,
-                how: format!(
-                    "the smallest data-to-ACK delay of {n} ACKs (timestamps at the tap; set the device's configured T if it differs)"
-                ),
+                how: if self.resolution_ns > 1 {
+                    format!(
+                        "the smallest data-to-ACK delay of {n} ACKs (timestamps at the tap, to {} ns; set the device's configured T if it differs)",
+                        self.resolution_ns
+                    )
+                } else {
+                    format!(
+                        "the smallest data-to-ACK delay of {n} ACKs (timestamps at the tap; set the device's configured T if it differs)"
+                    )
+                },
                 measured: true,
             },
             _ => Estimate {
@@ -464,8 +462,17 @@ impl Survey {
         }
     }
 
-    /// The MTU: the largest data payload seen.
+    /// The MTU: the largest payload of a packet that does not end its message (a full
+    /// MTU); without one, the smallest IB MTU that holds the largest payload, a guess.
     pub fn mtu(&self) -> Estimate {
+        if self.max_full_payload > 0 {
+            return Estimate {
+                value: self.max_full_payload,
+                how: "the largest data payload seen (a full packet of a multi-packet message)"
+                    .into(),
+                measured: true,
+            };
+        }
         if self.max_payload == 0 {
             return Estimate {
                 value: 1024,
@@ -473,10 +480,21 @@ impl Survey {
                 measured: false,
             };
         }
+        // IBA 9.7.4's MTUs run 256 to 4096 bytes; a RoCE link of 1,500-byte Ethernet frames
+        // carries 1024, of jumbo frames 4096.
+        let (mtu, why) = if self.max_payload <= 1024 {
+            (1024, "RoCE's MTU on 1,500-byte Ethernet frames")
+        } else {
+            (4096, "the largest IB MTU")
+        };
         Estimate {
-            value: self.max_payload,
-            how: "the largest data payload seen (a full packet of a multi-packet message)".into(),
-            measured: true,
+            value: mtu.max(self.max_payload),
+            how: format!(
+                "every message is one packet (ONLY opcodes), so none shows the MTU: the largest payload, {} B, fits in it; {} B ({why}) assumed, set your MTU",
+                self.max_payload,
+                mtu.max(self.max_payload)
+            ),
+            measured: false,
         }
     }
 }

@@ -287,7 +287,7 @@ pub fn manifest_text(
         (
             "base_rtt_ns",
             "base_rtt_ns",
-            survey.base_rtt(kind == "sender"),
+            survey.base_rtt(host.filter(|_| kind == "sender")),
         ),
         ("mtu_bytes", "mtu_bytes", survey.mtu()),
     ];

@@ -8,7 +8,7 @@
 use std::net::IpAddr;
 
 use ccreplay_codecs::Packet;
-use ccreplay_codecs::capture::CaptureReader;
+use ccreplay_codecs::capture::{CaptureReader, TsGrain};
 use ccreplay_codecs::mirror_clock::{Stamp, SwitchClock};
 
 use crate::manifest::MirrorClock;
@@ -89,16 +89,6 @@ impl Pauses {
     }
 }
 
-/// Trailing decimal zeros of `t`, at most 9.
-fn decimal_zeros(mut t: u64) -> u32 {
-    let mut z = 0;
-    while z < 9 && t != 0 && t.is_multiple_of(10) {
-        t /= 10;
-        z += 1;
-    }
-    z
-}
-
 /// Read the capture once: its resolution, and the PFC frames that reached `host` (frames from
 /// another MAC than the one `host`'s IP packets leave from), as pauses at `link_bps`. Any
 /// enabled class pauses the host: which class its data uses need not be known.
@@ -117,7 +107,7 @@ pub fn scan(
         return facts;
     };
     // Per interface (pcapng gives each its own resolution): the coarsest one bounds the error.
-    let mut zeros: Vec<u32> = Vec::new();
+    let mut grain = TsGrain::default();
     let mut host_mac: Option<[u8; 6]> = None;
     // (time, source MAC, largest enabled pause quanta).
     let mut pfc: Vec<(u64, [u8; 6], u16)> = Vec::new();
@@ -125,13 +115,7 @@ pub fn scan(
     while let Some(rec) = reader.next_record() {
         // A capture cut mid-record is the verdict's error (verdict::assess).
         let Ok(rec) = rec else { break };
-        if rec.ts_ns != 0 {
-            let i = rec.interface_id as usize;
-            if zeros.len() <= i {
-                zeros.resize(i + 1, 9);
-            }
-            zeros[i] = zeros[i].min(decimal_zeros(rec.ts_ns));
-        }
+        grain.add(rec.interface_id, rec.ts_ns);
         facts.truncated += u64::from(rec.is_truncated());
         let p = Packet::from_record(&rec, cfg);
         let t = match &mut switch {
@@ -157,7 +141,7 @@ pub fn scan(
     }
     facts.resolution_ns = match switch.map(|c| c.report) {
         Some(r) if r.clocks > 0 => r.unit_ns.max(1),
-        _ => 10u64.pow(zeros.iter().copied().max().unwrap_or(0)),
+        _ => grain.ns(),
     };
     let frames: Vec<(u64, u64)> = pfc
         .iter()
@@ -176,13 +160,6 @@ pub fn scan(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn zeros() {
-        assert_eq!(decimal_zeros(1_735_689_600_000_001_000), 3);
-        assert_eq!(decimal_zeros(1_735_689_600_123_456_789), 0);
-        assert_eq!(decimal_zeros(1_735_689_600_000_000_000), 9);
-    }
 
     // XOFF at 100 for 50, refreshed at 130 for 50 (ends 180), XON at 160; XOFF at 300 for 10.
     #[test]

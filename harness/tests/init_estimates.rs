@@ -1,0 +1,187 @@
+//! `ccreplay init`'s network estimates on captures as hosts take them (found on public
+//! soft-RoCE captures: dumpcap on the host, a few `rping` messages): times that are not the
+//! wire's, frames far apart, one-packet messages, both NICs sending. Every estimate a capture
+//! cannot support is a GUESS, and the manifest init writes always parses. The frames are
+//! written here; every figure below is worked by hand from them.
+
+mod common;
+
+use std::path::Path;
+
+use ccreplay_codecs::Dialect;
+use ccreplay_codecs::capture::PcapWriter;
+use ccreplay_codecs::frame::{FrameRepr, IpRepr, RoceRepr};
+use ccreplay_codecs::ib::{AethRepr, BthRepr, Opcode};
+use ccreplay_codecs::shim::IntConfig;
+
+const A: [u8; 4] = [10, 0, 0, 1];
+const B: [u8; 4] = [10, 0, 0, 2];
+const T0: u64 = 1_700_000_000_000_000_000;
+
+/// A plain RoCEv2 frame from `src` to `dst`: Ethernet 14 + IPv4 20 + UDP 8 + BTH 12 (+ RETH
+/// 16 for WRITE_FIRST, + AETH 4 for an ACK) + payload + ICRC 4 bytes.
+fn frame(src: [u8; 4], dst: [u8; 4], opcode: Opcode, qp: u32, psn: u32, payload: usize) -> Vec<u8> {
+    let bth = BthRepr {
+        opcode,
+        dest_qp: qp,
+        psn,
+        ..Default::default()
+    };
+    let mut roce = RoceRepr::for_opcode(bth);
+    if opcode == Opcode::RC_ACK {
+        roce.aeth = Some(AethRepr {
+            syndrome: 0x1F,
+            msn: psn,
+        });
+    }
+    roce.payload = vec![0x5A; payload];
+    let f = FrameRepr {
+        dst_mac: [2, 0, 0, 0, 0, dst[3]],
+        src_mac: [2, 0, 0, 0, 0, src[3]],
+        vlans: [None, None],
+        ip: IpRepr::V4 {
+            src,
+            dst,
+            dscp: 26,
+            ecn: 2,
+            ttl: 64,
+            identification: 0,
+            options: vec![],
+        },
+        udp_src_port: 49152,
+        udp_dst_port: 4791,
+        roce,
+    };
+    let mut out = Vec::new();
+    f.emit(Dialect::Roce, IntConfig::default(), &mut out)
+        .unwrap();
+    out
+}
+
+fn write(path: &Path, frames: &[(u64, Vec<u8>)]) {
+    let mut w = PcapWriter::create(path).unwrap();
+    for (t, f) in frames {
+        w.write(*t, f).unwrap();
+    }
+    w.flush().unwrap();
+}
+
+/// `ccreplay init NAME.pcap -o -` in `dir`: exit code, manifest, stderr.
+fn init(dir: &Path, name: &str, extra: &[&str]) -> (i32, String, String) {
+    let pcap = format!("{name}.pcap");
+    let mut args = vec!["init", pcap.as_str(), "-o", "-"];
+    args.extend_from_slice(extra);
+    common::run(dir, &args)
+}
+
+/// A host's own capture: 10.0.0.1 writes three two-packet messages 1 ms apart, its software
+/// stamping each message's frames 24 ns apart (a 1,098-byte WRITE_FIRST cannot cross any
+/// Ethernet link in 24 ns), each answered 10 µs after its last frame; 10.0.0.2 sends one-packet
+/// SENDs that 10.0.0.1 answers 2 µs later.
+fn host_capture(dir: &Path) {
+    let mut frames = Vec::new();
+    for m in 0..3u32 {
+        let t = T0 + u64::from(m) * 1_000_000;
+        frames.push((t, frame(A, B, Opcode::RC_WRITE_FIRST, 0x20, 2 * m, 1024)));
+        frames.push((
+            t + 24,
+            frame(A, B, Opcode::RC_WRITE_LAST, 0x20, 2 * m + 1, 500),
+        ));
+        frames.push((t + 10_024, frame(B, A, Opcode::RC_ACK, 0x10, 2 * m + 1, 0)));
+        let u = t + 500_000;
+        frames.push((u, frame(B, A, Opcode::RC_SEND_ONLY, 0x11, m, 64)));
+        frames.push((u + 2_000, frame(A, B, Opcode::RC_ACK, 0x21, m, 0)));
+    }
+    write(&dir.join("host.pcap"), &frames);
+}
+
+/// Two frames 24 ns apart read (1,098 + 24) × 8 bits / 24 ns = 374.00 Gbps, 400 Gbps within
+/// 15 %, and no run of four frames reads anything like it (the next message is 1 ms later):
+/// a guess, not a measurement.
+#[test]
+fn bunched_times_are_a_guess() {
+    let dir = common::Scratch::new("init-est-bunched");
+    host_capture(&dir);
+    let (code, text, err) = init(&dir, "host", &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        text.contains(
+            "# GUESS: two data frames 24 ns apart, the first of 1098 B (+24 B preamble, gap and FCS): 374.00 Gbps, and no run of 4 or more frames reads it"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("\nlink_rate_bps = 400000000000\n"), "{text}");
+}
+
+/// The base RTT is the tap host's: 10.0.0.1 sends the most data (6 frames to 3), so it is
+/// the sender, and its data wait 10,000 ns for their ACKs (3 of them); 10.0.0.2's SENDs are
+/// answered in 2,000 ns, which is not 10.0.0.1's round trip. The MTU: WRITE_FIRST does not
+/// end its message, so its 1,024 bytes are a full MTU.
+#[test]
+fn the_base_rtt_is_the_senders_own() {
+    let dir = common::Scratch::new("init-est-rtt");
+    host_capture(&dir);
+    let (code, text, err) = init(&dir, "host", &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        text.contains("kind = \"sender\"\nhost = \"10.0.0.1\""),
+        "{text}"
+    );
+    assert!(
+        text.contains("# measured: the smallest data-to-ACK delay of 3 ACKs"),
+        "{text}"
+    );
+    assert!(text.contains("\nbase_rtt_ns = 10000\n"), "{text}");
+    assert!(
+        text.contains("# measured: the largest data payload seen (a full packet of a multi-packet message)\nmtu_bytes = 1024\n"),
+        "{text}"
+    );
+}
+
+/// `rping`'s pace: one-packet SENDs of 64 bytes 1 ms apart, each answered 20,003 ns later.
+/// The frames (14 + 20 + 8 + 12 + 64 + 4 = 122 bytes, with 24 more) read 146 × 8 bits per
+/// 1 ms = 1.17 Mbps: no Ethernet rate, and the link is at least that fast, so 1 Gbps is
+/// assumed (the rate was once written as 1 Mbps, which the DCQCN defaults' 40 Mbps increase
+/// step does not fit: a manifest that did not parse). No message shows the MTU: 1024 assumed.
+#[test]
+fn frames_far_apart_and_one_packet_messages_are_guesses() {
+    let dir = common::Scratch::new("init-est-slow");
+    let mut frames = Vec::new();
+    for m in 0..4u32 {
+        let t = T0 + u64::from(m) * 1_000_000;
+        frames.push((t, frame(A, B, Opcode::RC_SEND_ONLY, 0x20, m, 64)));
+        frames.push((t + 20_003, frame(B, A, Opcode::RC_ACK, 0x10, m, 0)));
+    }
+    write(&dir.join("slow.pcap"), &frames);
+    let (code, text, err) = init(&dir, "slow", &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        text.contains(
+            "# GUESS: two data frames 1000000 ns apart, the first of 122 B (+24 B preamble, gap and FCS): 1.17 Mbps, no Ethernet rate"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("1 Gbps assumed, set your link's rate\nlink_rate_bps = 1000000000\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("# GUESS: every message is one packet (ONLY opcodes), so none shows the MTU: the largest payload, 64 B, fits in it; 1024 B"),
+        "{text}"
+    );
+    assert!(text.contains("\nmtu_bytes = 1024\n"), "{text}");
+    assert!(text.contains("\nbase_rtt_ns = 20003\n"), "{text}");
+}
+
+/// A value init cannot take (given, here) is named, and the hint is about values — not the
+/// "no RoCEv2 on port 4791" hint about other UDP ports, when RoCEv2 was found.
+#[test]
+fn a_bad_value_gets_a_hint_about_values() {
+    let dir = common::Scratch::new("init-est-hint");
+    host_capture(&dir);
+    let (code, _, err) = init(&dir, "host", &["--param", "mtu_bytes=0"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("mtu_bytes"), "{err}");
+    assert!(err.contains("--param KEY=VALUE"), "{err}");
+    assert!(!err.contains("--udp-port"), "{err}");
+}
