@@ -77,7 +77,7 @@ pub(crate) fn run(a: SimArgs) -> Result<u8, Failure> {
     // long run's series is several times their size, and a failed write (a full disk) leaves
     // the previous file as it was.
     let (f, pending) = ccreplay::outfile::Pending::create(&path).map_err(io_err)?;
-    let mut w = io::BufWriter::with_capacity(1 << 20, f);
+    let mut w = io::BufWriter::with_capacity(1 << 16, f);
     sim::scenario::write_metrics_json(&mut w, &out.metrics, &a.set)
         .map_err(|e| io_err(io::Error::from(e)))?;
     io::Write::flush(&mut w).map_err(io_err)?;
