@@ -198,6 +198,7 @@ pub fn for_each_event(
         if ev.t_ns < last_t {
             // Model time is monotonic (C-2): fed at the previous time, counted.
             report.time_clamped += 1;
+            report.time_back_max_ns = report.time_back_max_ns.max(last_t - ev.t_ns);
             ev.t_ns = last_t;
         }
         last_t = ev.t_ns;
@@ -353,6 +354,7 @@ generator = "test"
         // Line 5 went back from t = 5 to t = 4: fed at 5.
         assert_eq!(got, vec![(5, 0), (5, 2)]);
         assert_eq!(report.time_clamped, 1);
+        assert_eq!(report.time_back_max_ns, 1);
         assert_eq!(report.packets, 5, "blank line 2 is not counted");
         assert_eq!(report.malformed, 3);
         let lines: Vec<u64> = report.malformed_examples.iter().map(|e| e.0).collect();

@@ -105,7 +105,7 @@ fn the_tally_of_other_udp_ports_keeps_64_most_first() {
 /// Model time never goes backwards (C-2, C-5): an event stamped before the one fed last is fed
 /// at that one's time and counted in `time_clamped`; an event at the same time is not a step
 /// back. Data 0 and its ACK at 1 000 ns (a tie), data 1 at 900 ns (back: fed at 1 000),
-/// its ACK at 1 100 ns: times 1 000, 1 000, 1 000, 1 100 and one clamped.
+/// its ACK at 1 100 ns: times 1 000, 1 000, 1 000, 1 100 and one clamped, by 100 ns.
 #[test]
 fn a_step_back_in_time_is_fed_at_the_previous_time_and_a_tie_is_not_one() {
     let dir = tmpdir("clamp");
@@ -124,6 +124,7 @@ fn a_step_back_in_time_is_fed_at_the_previous_time_and_a_tie_is_not_one() {
     let times: Vec<u64> = events.iter().map(|e| e.t_ns).collect();
     assert_eq!(times, [1_000, 1_000, 1_000, 1_100]);
     assert_eq!(r.time_clamped, 1);
+    assert_eq!(r.time_back_max_ns, 100);
     let kinds: Vec<bool> = events
         .iter()
         .map(|e| matches!(e.kind, EventKind::TxData { .. }))

@@ -1,4 +1,4 @@
-//! `ccreplay init`'s network estimates on captures as hosts take them (found on public
+//! `ccreplay init`'s network estimates, and replay's notes, on captures as hosts take them (found on public
 //! soft-RoCE captures: dumpcap on the host, a few `rping` messages): times that are not the
 //! wire's, frames far apart, one-packet messages, both NICs sending. Every estimate a capture
 //! cannot support is a GUESS, and the manifest init writes always parses. The frames are
@@ -184,4 +184,32 @@ fn a_bad_value_gets_a_hint_about_values() {
     assert!(err.contains("mtu_bytes"), "{err}");
     assert!(err.contains("--param KEY=VALUE"), "{err}");
     assert!(!err.contains("--udp-port"), "{err}");
+}
+
+/// A host's capture stamps what it sends as the kernel hands it to the NIC and what it
+/// receives as it polls it, so a reply can read earlier than the frame it answers (a public
+/// soft-RoCE capture: an ACK 1 µs before its data). Replayed at the previous time, counted,
+/// and the note names the step and the likely cause: 1 event, by up to 1,000 ns (the ACK at
+/// 1,000 ns before the data frame fed just before it).
+#[test]
+fn a_reply_stamped_before_its_data_is_said_to_be_a_hosts_stamp() {
+    let dir = common::Scratch::new("init-est-back");
+    let frames = vec![
+        (T0, frame(A, B, Opcode::RC_WRITE_FIRST, 0x20, 0, 1024)),
+        (T0 + 5_000, frame(A, B, Opcode::RC_WRITE_LAST, 0x20, 1, 500)),
+        (T0 + 4_000, frame(B, A, Opcode::RC_ACK, 0x10, 1, 0)),
+    ];
+    write(&dir.join("back.pcap"), &frames);
+    // init replays what it wrote (here: nothing to compare, DCQCN saw no CNP) and says so.
+    let (_, _, err) = common::run(&dir, &["init", "back.pcap"]);
+    assert!(
+        err.contains(
+            "1 event had timestamps going backwards (by up to 1,000 ns); fed at the previous time"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains("hint: steps of a few µs are a host's own capture"),
+        "{err}"
+    );
 }

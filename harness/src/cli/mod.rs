@@ -491,9 +491,17 @@ pub(crate) fn report_extraction(trace: &Trace, r: &ccreplay::extract::ExtractRep
     }
     if r.time_clamped > 0 {
         eprintln!(
-            "ccreplay: {cap}: {} event{} had timestamps going backwards; fed at the previous time\n  hint: a merged or multi-interface capture out of order: sort it (e.g. `reordercap`)",
+            "ccreplay: {cap}: {} event{} had timestamps going backwards (by up to {} ns); fed at the previous time\n  hint: {}",
             r.time_clamped,
-            plural(r.time_clamped)
+            plural(r.time_clamped),
+            ccreplay::verdict::n(r.time_back_max_ns),
+            if r.time_back_max_ns <= 10_000 {
+                // A host's capture stamps the frames it sends as the kernel hands them to the
+                // NIC and those it receives as it polls them: a reply can read a µs early.
+                "steps of a few µs are a host's own capture (tcpdump, dumpcap), which stamps the frames it sends and those it receives at different points; a merged or multi-interface capture out of order: sort it (e.g. `reordercap`)"
+            } else {
+                "a merged or multi-interface capture out of order: sort it (e.g. `reordercap`)"
+            }
         );
     }
     // A capture that ends early is an error of the verdict (verdict::assess), said there.

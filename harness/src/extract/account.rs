@@ -267,6 +267,8 @@ pub struct ExtractReport {
     pub flow_events: Vec<u64>,
     /// Events whose timestamp went backwards in the capture and were fed at the previous time.
     pub time_clamped: u64,
+    /// The largest of those steps back, ns.
+    pub time_back_max_ns: u64,
     /// The capture ended with a framing error.
     pub capture_error: Option<String>,
     /// Events per mirror source (`None`: not mirrored), when any event was mirrored

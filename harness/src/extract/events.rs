@@ -447,6 +447,7 @@ impl<'t> Apply<'t> {
         }
         if ev.t_ns < self.last_t {
             report.time_clamped += 1;
+            report.time_back_max_ns = report.time_back_max_ns.max(self.last_t - ev.t_ns);
             ev.t_ns = self.last_t;
         }
         self.last_t = ev.t_ns;
