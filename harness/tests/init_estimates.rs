@@ -213,3 +213,31 @@ fn a_reply_stamped_before_its_data_is_said_to_be_a_hosts_stamp() {
         "{err}"
     );
 }
+
+/// Every ICRC zeroed (as a capture tool that does not keep it would leave them): no packet
+/// reads cleanly, and init says how the closest reading failed — 3 RoCEv2 packets, all 3 with
+/// a bad ICRC — instead of only "none reads cleanly". inspect's detection line says it too.
+#[test]
+fn a_capture_whose_every_icrc_fails_says_so() {
+    let dir = common::Scratch::new("init-est-icrc");
+    let frames: Vec<(u64, Vec<u8>)> = (0..3u32)
+        .map(|k| {
+            let mut f = frame(A, B, Opcode::RC_SEND_ONLY, 0x20, k, 64);
+            let end = f.len();
+            f[end - 4..].fill(0);
+            (T0 + u64::from(k) * 1_000, f)
+        })
+        .collect();
+    write(&dir.join("icrc.pcap"), &frames);
+    let (code, _, err) = init(&dir, "icrc", &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("holds no RoCEv2 packet (UDP to port 4791) that reads cleanly in 3 frames (3 sampled: as roce, 3 with a bad ICRC)"),
+        "{err}"
+    );
+    let (_, _, err) = common::run(&dir, &["inspect", "icrc.pcap"]);
+    assert!(
+        err.contains("0 of 3 RoCEv2 packets read cleanly as `roce` (3 with a bad ICRC)"),
+        "{err}"
+    );
+}

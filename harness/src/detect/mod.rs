@@ -171,6 +171,11 @@ impl Detection {
         } else if b.clean > 0 {
             s.push_str(" with a valid ICRC");
         }
+        if b.clean == 0 && !b.misreadings().is_empty() {
+            // Why none did, for the reading that came closest: a capture whose every ICRC
+            // fails (a tool that does not keep it, or rewrote headers) is told so.
+            s.push_str(&format!(" ({})", b.misreadings().join(", ")));
+        }
         if b.shims > 0 && b.config.dialect != Dialect::Roce {
             s.push_str(&format!(", {} carrying its shims", n(b.shims)));
         }

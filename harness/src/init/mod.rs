@@ -187,8 +187,20 @@ pub fn manifest_text(
             .busiest_other_udp()
             .map(|(port, count)| format!("; {} are UDP to port {port}", n(count)))
             .unwrap_or_default();
+        // RoCEv2 that none of the readings took whole: say how the closest one failed.
+        let b = detection.best();
+        let why = if detection.sampled > 0 && !b.misreadings().is_empty() {
+            format!(
+                " ({} sampled: as {}, {})",
+                n(detection.sampled),
+                b.config.dialect.name(),
+                b.misreadings().join(", ")
+            )
+        } else {
+            String::new()
+        };
         return Err(InitError::Nothing(format!(
-            "{} holds no RoCEv2 packet (UDP to port {}) that reads cleanly in {} frame{}{cut}{other}: nothing to replay",
+            "{} holds no RoCEv2 packet (UDP to port {}) that reads cleanly in {} frame{}{why}{cut}{other}: nothing to replay",
             capture.display(),
             cfg.udp_port,
             n(survey.frames),
