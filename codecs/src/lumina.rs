@@ -21,6 +21,11 @@
 //! dropped packet is copied before the switch drops it. With the UDP source and destination
 //! ports put back ([`Lumina::udp_src_port`], 4791), the copy's ICRC is the packet's own — the
 //! ICRC masks the TTL, the TOS and both checksums.
+//!
+//! Lumina's dumper (`lumina/roce-pkt-dump`) puts the ports back itself before it writes its
+//! file (source port from the checksum field, destination 4791; checksums recomputed, CE set on
+//! an ECN event's copy): copies on the RoCEv2 port, read with `DecodeConfig::lumina_port` set
+//! to it, keep the ports they carry.
 
 use crate::mirror::SwitchTime;
 

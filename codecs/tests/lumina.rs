@@ -2,7 +2,9 @@
 //! built: make_lumina_vectors.py builds each packet as a NIC sends it (its RoCE layer computes
 //! the ICRC) and rewrites the copy as a Lumina switch does — timestamp and sequence number in
 //! the MACs, the event in the TTL, the UDP source port into the checksum field, a random source
-//! port and the dumper port 5000. Every expected value below is one the script chose.
+//! port and the dumper port 5000 — and, `DUMPED_*`, as Lumina's own dumper writes such a copy to
+//! its file (ports put back, checksums recomputed). Every expected value below is one the
+//! script chose.
 
 use ccreplay_codecs::lumina::LuminaEvent;
 use ccreplay_codecs::{DecodeConfig, Dialect, Packet};
@@ -39,6 +41,22 @@ const DATA_ORIGINAL: &[&str] = &[
     "02000000000202000000000108004502006c12344000401114490a0000010a000002c12312b7005800000700",
     "ffff0000001100000005000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f2021",
     "22232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f9a55583f",
+];
+
+/// The copies above as Lumina's dumper writes them (make_lumina_vectors.py `dumped`).
+const DUMPED_DATA_NONE: &[&str] = &[
+    "00012345678900000000000708004502006c12344000001154490a0000010a000002c12312b7005839b20700",
+    "ffff0000001100000005000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f2021",
+    "22232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f9a55583f",
+];
+const DUMPED_DATA_DROP: &[&str] = &[
+    "00012345690000000000000908004502006c12344000011153490a0000010a000002c12312b7005839b20700",
+    "ffff0000001100000005000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f2021",
+    "22232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f9a55583f",
+];
+const DUMPED_ACK_NONE: &[&str] = &[
+    "fffffffffff000007fffffff08004500003000424000001166790a0000020a000001d45612b7001c02a51100",
+    "ffff00000022000000051f000001a10530d3",
 ];
 
 fn frame(hex: &[&str]) -> Vec<u8> {
@@ -183,4 +201,58 @@ fn a_ttl_no_switch_writes_is_an_error() {
     assert_eq!(e.offset, 22);
     assert!(e.to_string().contains("Lumina event"), "{e}");
     assert!(p.roce.is_none() && p.lumina.is_none());
+}
+
+/// The files Lumina's dumper writes (roce-pkt-dump puts each copy's ports back — its source
+/// port from the checksum field, 4791 — and recomputes the checksums): read with the copies'
+/// port set to the RoCEv2 port, each is the packet it copies with the switch's fields (the
+/// script's timestamp, sequence number and event), its own ports as captured, and scapy's ICRC.
+/// Read without, each is a plain RoCEv2 packet, its Lumina fields unread.
+#[test]
+fn the_dumpers_files_read_on_the_rocev2_port() {
+    let cases = [
+        (
+            DUMPED_DATA_NONE,
+            0x0001_2345_6789u64,
+            7u64,
+            LuminaEvent::None,
+            0xC123u16,
+            0x11u32,
+        ),
+        (
+            DUMPED_DATA_DROP,
+            0x0001_2345_6900,
+            9,
+            LuminaEvent::Drop,
+            0xC123,
+            0x11,
+        ),
+        (
+            DUMPED_ACK_NONE,
+            0xFFFF_FFFF_FFF0,
+            0x7FFF_FFFF,
+            LuminaEvent::None,
+            0xD456,
+            0x22,
+        ),
+    ];
+    for (i, (hex, ts, seq, event, sport, qp)) in cases.into_iter().enumerate() {
+        let f = frame(hex);
+        let p = Packet::decode_ethernet(&f, &lumina_cfg(4791));
+        assert_eq!(p.error, None, "case {i}");
+        let l = p.lumina.unwrap();
+        assert_eq!((l.switch_ns, l.seq, l.event), (ts, seq, event), "case {i}");
+        assert_eq!(
+            (l.udp_src_port, l.copy_src_port, l.copy_dst_port),
+            (sport, sport, 4791),
+            "case {i}"
+        );
+        let udp = p.udp.unwrap();
+        assert_eq!((udp.src_port, udp.dst_port), (sport, 4791), "case {i}");
+        assert_eq!(p.roce.unwrap().bth.dest_qp(), qp, "case {i}");
+        let (computed, found) = p.icrc_check().unwrap();
+        assert_eq!(computed, found, "case {i}");
+        let plain = Packet::decode_ethernet(&f, &lumina_cfg(0));
+        assert!(plain.lumina.is_none() && plain.roce.is_some(), "case {i}");
+    }
 }

@@ -4,7 +4,9 @@
 Run: /path/to/venv/bin/python codecs/tests/make_lumina_vectors.py   (prints NAME HEX lines, and
 writes tests/fixtures/lumina.pcap — the vectors in this order, an ns pcap written with struct —
 and tests/fixtures/lumina.expected.jsonl: per frame, the values this script set, under
-inspect's keys, as inspect reads the file with `--lumina-port 5000`)
+inspect's keys, as inspect reads the file with `--lumina-port 5000`; and
+tests/fixtures/lumina_dumped.pcap / .expected.jsonl: the six copies as Lumina's dumper writes
+them, read with `--lumina-port 4791`)
 
 Each vector is a RoCEv2 packet as a NIC sends it (scapy computes its ICRC), then rewritten the
 way a Lumina switch's egress rewrites the copy it mirrors (lumina/p4 `SwitchEgress`:
@@ -16,6 +18,11 @@ way a Lumina switch's egress rewrites the copy it mirrors (lumina/p4 `SwitchEgre
 - UDP checksum = the packet's source port, UDP source port = random, destination port = the
   testbed's dumper port (5000 here); the IPv4 header checksum recomputed (scapy, del chksum).
 The UDP payload (BTH ... ICRC) is the packet's, unchanged.
+
+The `dumped_*` vectors are those copies as Lumina's own dumper writes them to its pcap
+(lumina/roce-pkt-dump/main.c `is_roce_pkt`): UDP source port = the checksum field (the packet's
+own), destination port = 4791, CE set when the TTL says ECN (already set here), the IPv4 and
+UDP checksums recomputed (scapy, chksum=None); MACs and TTL left as the switch wrote them.
 """
 import json
 import os
@@ -37,6 +44,18 @@ def copy(pkt, ts: int, seq: int, event: int, rand_sport: int, dumper_port: int):
             / IP(src=ip.src, dst=ip.dst, tos=tos, ttl=event, id=ip.id, flags=ip.flags)
             / UDP(sport=rand_sport, dport=dumper_port, chksum=udp.sport)
             / Raw(body))
+
+
+def dumped(cp):
+    """A switch's copy as Lumina's dumper rewrites it before writing its file."""
+    ip, udp = cp[IP], cp[UDP]
+    tos = ip.tos
+    if ip.ttl == 2 and tos & 3 in (1, 2):
+        tos = (tos & 0xFC) | 3
+    return (Ether(dst=cp[Ether].dst, src=cp[Ether].src)
+            / IP(src=ip.src, dst=ip.dst, tos=tos, ttl=ip.ttl, id=ip.id, flags=ip.flags)
+            / UDP(sport=udp.chksum, dport=4791)
+            / Raw(bytes(udp.payload)))
 
 
 def main():
@@ -95,6 +114,8 @@ def main():
     }
     for name, p in vectors.items():
         print(name, raw(p).hex())
+    for name in ["data_none", "data_drop", "ack_none"]:
+        print("dumped_" + name, raw(dumped(vectors[name])).hex())
     here = os.path.dirname(os.path.abspath(__file__))
     out = os.path.join(here, "..", "..", "tests", "fixtures", "lumina.pcap")
     with open(out, "wb") as f:
@@ -107,6 +128,20 @@ def main():
     with open(os.path.join(os.path.dirname(out), "lumina.expected.jsonl"), "w") as f:
         for e in expected:
             f.write(json.dumps(e) + "\n")
+    # The dumper's file: the six copies, ports put back.
+    copies = [n for n in vectors if n != "data_original"]
+    with open(os.path.join(os.path.dirname(out), "lumina_dumped.pcap"), "wb") as f:
+        f.write(struct.pack("<IHHiIII", 0xA1B23C4D, 2, 4, 0, 0, 65535, 1))
+        for i, n in enumerate(copies):
+            b = raw(dumped(vectors[n]))
+            t = 1_700_000_000 * 10**9 + 1000 * i
+            f.write(struct.pack("<IIII", t // 10**9, t % 10**9, len(b), len(b)) + b)
+    with open(os.path.join(os.path.dirname(out), "lumina_dumped.expected.jsonl"), "w") as f:
+        for e in expected[:len(copies)]:
+            d = dict(e)
+            d["ccreplay.lumina.udp.srcport"] = d["udp.srcport"]
+            d["ccreplay.lumina.udp.dstport"] = 4791
+            f.write(json.dumps(d) + "\n")
 
 
 if __name__ == "__main__":

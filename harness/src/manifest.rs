@@ -375,13 +375,10 @@ impl Manifest {
                 m.source.kind
             )));
         }
-        if let Some(p) = m.mirror.lumina_port
-            && (p == 0 || p == m.network.udp_port)
-        {
-            return Err(invalid(format!(
-                "mirror.lumina_port = {p}: the port the Lumina switch sends its copies to, not 0 and not network.udp_port ({})",
-                m.network.udp_port
-            )));
+        if m.mirror.lumina_port == Some(0) {
+            return Err(invalid(
+                "mirror.lumina_port = 0: the port the Lumina switch sends its copies to (network.udp_port for the files Lumina's dumper writes)".into(),
+            ));
         }
         if m.network.link_rate_bps == 0 || m.network.base_rtt_ns == 0 || m.network.mtu_bytes == 0 {
             return Err(invalid(

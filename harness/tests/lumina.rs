@@ -667,3 +667,106 @@ fn a_dump_across_the_counters_wrap_merges_in_order() {
     );
     assert_eq!(seqs_of(&dir.join("m.pcap")), seqs);
 }
+
+/// A switch's copy as Lumina's own dumper writes it to its file (lumina/roce-pkt-dump
+/// `is_roce_pkt`): the UDP source port back from the checksum field, the destination port
+/// 4791, CE set on an ECN event (already set), the IPv4 checksum and the UDP checksum (RFC 768,
+/// over the pseudo-header) recomputed; MACs and TTL as the switch wrote them.
+fn dumped(copy: &[u8]) -> Vec<u8> {
+    let mut f = copy.to_vec();
+    let (ip, udp) = (14, 34);
+    let sport = [f[udp + 6], f[udp + 7]];
+    f[udp..udp + 2].copy_from_slice(&sport);
+    f[udp + 2..udp + 4].copy_from_slice(&4791u16.to_be_bytes());
+    if f[ip + 8] == 2 && matches!(f[ip + 1] & 3, 1 | 2) {
+        f[ip + 1] |= 3;
+    }
+    f[ip + 10..ip + 12].fill(0);
+    let sum = ipv4_checksum(&f[ip..ip + 20]);
+    f[ip + 10..ip + 12].copy_from_slice(&sum.to_be_bytes());
+    f[udp + 6..udp + 8].fill(0);
+    let len = u16::from_be_bytes([f[udp + 4], f[udp + 5]]) as usize;
+    let mut pseudo = f[ip + 12..ip + 20].to_vec();
+    pseudo.extend_from_slice(&[0, 17]);
+    pseudo.extend_from_slice(&(len as u16).to_be_bytes());
+    pseudo.extend_from_slice(&f[udp..udp + len]);
+    if pseudo.len() % 2 == 1 {
+        pseudo.push(0);
+    }
+    let c = match ipv4_checksum(&pseudo) {
+        0 => 0xFFFF,
+        c => c,
+    };
+    f[udp + 6..udp + 8].copy_from_slice(&c.to_be_bytes());
+    f
+}
+
+/// Rewrite `dir/NAME.pcap`'s copies as Lumina's dumper writes them ([`dumped`]).
+fn as_the_dumper_writes(dir: &Path, name: &str) {
+    let path = dir.join(format!("{name}.pcap"));
+    let bytes = std::fs::read(&path).unwrap();
+    let mut w = PcapWriter::create(&path).unwrap();
+    for (t, f) in common::pcap_records(&bytes) {
+        w.write(t, &dumped(&f[16..])).unwrap(); // past the record header
+    }
+    w.flush().unwrap();
+}
+
+/// What a Lumina user has: the dump servers' files as Lumina's dumper writes them, every copy
+/// back on the RoCEv2 port with its own ports. With `lumina_port` the RoCEv2 port they replay
+/// as the switch's copies do (the first test's events, times and CNP: the dropped PSN 4 and
+/// the corrupted PSN 6 never reach the responder); `init` finds the copies by their TTLs
+/// (0-3) and source MACs (sequence numbers 1-10) and writes that `[mirror]` itself.
+#[test]
+fn the_dumpers_files_replay_as_the_switchs_copies() {
+    let dir = tmpdir("dumper-files");
+    let seqs: Vec<u64> = (1..=10).collect();
+    write_trace(
+        &dir,
+        "cnp",
+        &the_dump(),
+        &seqs,
+        "lumina_port = 4791\nclock = \"switch\"",
+    );
+    as_the_dumper_writes(&dir, "cnp");
+    let args = [
+        "replay",
+        "cnp.toml",
+        "-o",
+        "d.jsonl",
+        "--emit-events",
+        "e.jsonl",
+    ];
+    let (code, _, err) = common::run(&dir, &args);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("10 frames: 10 RoCEv2, 6 events (rx_data 6); 4 skipped: 2 dropped or corrupted by the switch on the way (Lumina events), 2 ACK/NAK/CNP sent by the receiver"),
+        "{err}"
+    );
+    let events = read_jsonl(&dir.join("e.jsonl"));
+    let psns: Vec<u64> = events.iter().map(|e| e["psn"].as_u64().unwrap()).collect();
+    assert_eq!(psns, [0, 1, 2, 3, 5, 7]);
+    let t = |at_ns: u64| CAPTURE_T0 + 100 + at_ns;
+    let times: Vec<u64> = events.iter().map(|e| e["t"].as_u64().unwrap()).collect();
+    assert_eq!(times, [0, 1_000, 2_000, 3_000, 5_000, 7_000].map(t));
+    let decisions = read_jsonl(&dir.join("d.jsonl"));
+    assert_eq!(decisions[0]["t"].as_u64(), Some(t(2_000)));
+    assert_eq!(decisions[0]["send_cnp"].as_bool(), Some(true));
+
+    let (code, _, err) = common::run(&dir, &["init", "cnp.pcap", "-o", "i.toml"]);
+    let text = std::fs::read_to_string(dir.join("i.toml")).unwrap_or_else(|_| panic!("{err}"));
+    assert!(
+        err.contains("every RoCEv2 packet carries a Lumina switch's event in its IPv4 TTL (0-3) and its sequence number in its source MAC"),
+        "{code} {err}"
+    );
+    let m: toml::Table = text.parse().unwrap();
+    let mirror = m.get("mirror").unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(mirror["lumina_port"].as_integer(), Some(4791), "{text}");
+    assert_eq!(mirror["clock"].as_str(), Some("switch"), "{text}");
+    assert!(
+        text.contains(
+            "# copies as Lumina's dumper writes them (on the RoCEv2 port, their ports put back)"
+        ),
+        "{text}"
+    );
+}

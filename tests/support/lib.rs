@@ -41,10 +41,18 @@ pub fn fixture_captures() -> Vec<PathBuf> {
 }
 
 /// How a fixture is read: its dialect, and for `lumina.pcap` the port of the Lumina switch's
-/// copies (tests/fixtures/README.md).
+/// copies — the RoCEv2 port for `lumina_dumped.pcap`, as Lumina's dumper writes them
+/// (tests/fixtures/README.md).
 pub fn fixture_config(name: &str) -> DecodeConfig {
+    let lumina_port = if name.starts_with("lumina_dumped") {
+        4791
+    } else if name.starts_with("lumina") {
+        5000
+    } else {
+        0
+    };
     DecodeConfig {
-        lumina_port: if name.starts_with("lumina") { 5000 } else { 0 },
+        lumina_port,
         ..DecodeConfig::for_dialect(fixture_dialect(name))
     }
 }

@@ -160,8 +160,9 @@ impl<'a> Packet<'a> {
     }
 
     /// A Lumina testbed's copy (lumina.rs): its switch timestamp, sequence number and event
-    /// read off the rewritten fields, the packet's own UDP ports put back, then the RoCEv2
-    /// packet it copies. A copy is an Ethernet frame with an IPv4 header whose TTL names an
+    /// read off the rewritten fields, the packet's own UDP ports put back (a copy on the
+    /// RoCEv2 port has them back already: Lumina's dumper wrote it), then the RoCEv2 packet it
+    /// copies. A copy is an Ethernet frame with an IPv4 header whose TTL names an
     /// event; anything else sent to the port is an error.
     fn decode_lumina(
         &mut self,
@@ -190,7 +191,11 @@ impl<'a> Packet<'a> {
                 },
             ));
         }
-        let ports = [udp.src_port, udp.dst_port, udp.checksum];
+        // Lumina's dumper (roce-pkt-dump) puts the ports back before it writes its file: a
+        // copy on the RoCEv2 port carries its own source port, and a real checksum.
+        let dumped = udp.dst_port == cfg.udp_port;
+        let own_src = if dumped { udp.src_port } else { udp.checksum };
+        let ports = [udp.src_port, udp.dst_port, own_src];
         let Some(l) = Lumina::read(eth.dst, eth.src, ip.ttl, ports) else {
             return Err(DecodeError::new(
                 Layer::Ipv4,
@@ -202,12 +207,14 @@ impl<'a> Packet<'a> {
             ));
         };
         self.lumina = Some(l);
-        self.udp = Some(UdpInfo {
-            src_port: l.udp_src_port,
-            dst_port: cfg.udp_port,
-            checksum: 0,
-            ..udp
-        });
+        if !dumped {
+            self.udp = Some(UdpInfo {
+                src_port: l.udp_src_port,
+                dst_port: cfg.udp_port,
+                checksum: 0,
+                ..udp
+            });
+        }
         self.decode_roce(udp.offset + 8, udp_end, cfg)
     }
 

@@ -61,19 +61,35 @@ pub(crate) fn run(a: InitArgs) -> Result<u8, Failure> {
                 .to_string(),
         )
     };
-    let ports = ccreplay_codecs::DecodeConfig {
+    let mut ports = ccreplay_codecs::DecodeConfig {
         udp_port: a.udp_port,
         vxlan_port: a.vxlan_port,
         geneve_port: a.geneve_port,
         lumina_port: a.lumina_port,
         ..Default::default()
     };
-    let detection = detect::detect_file_on(&a.capture, &ports).map_err(unreadable)?;
-    let mut cfg = detection.config();
-    if cfg.int.layout == ccreplay_codecs::shim::IntLayout::Grown {
-        cfg.int.max_hops = 15;
+    let read = |ports: &ccreplay_codecs::DecodeConfig| {
+        let detection = detect::detect_file_on(&a.capture, ports).map_err(unreadable)?;
+        let mut cfg = detection.config();
+        if cfg.int.layout == ccreplay_codecs::shim::IntLayout::Grown {
+            cfg.int.max_hops = 15;
+        }
+        let survey = Survey::read(&a.capture, &cfg, false).map_err(unreadable)?;
+        Ok::<_, Failure>((detection, cfg, survey))
+    };
+    let (mut detection, mut cfg, mut survey) = read(&ports)?;
+    // Every RoCEv2 packet with a Lumina switch's event in its TTL and its sequence number in
+    // its source MAC: a dump as Lumina's dumper writes it, copies on the RoCEv2 port (read
+    // as plain packets, the ones the switch dropped would replay as received).
+    if ports.lumina_port == 0 && survey.roce > 0 && survey.lumina_like == survey.roce {
+        eprintln!(
+            "ccreplay: {}: every RoCEv2 packet carries a Lumina switch's event in its IPv4 TTL (0-3) and its sequence number in its source MAC: read as a Lumina testbed's dump, as Lumina's dumper writes it (`[mirror] lumina_port = {}`, docs/wire.md 2.3)",
+            a.capture.display(),
+            ports.udp_port
+        );
+        ports.lumina_port = ports.udp_port;
+        (detection, cfg, survey) = read(&ports)?;
     }
-    let mut survey = Survey::read(&a.capture, &cfg, false).map_err(unreadable)?;
     // The capture read again as the manifest will have it replayed; the sessions seen in the
     // whole capture kept for the manifest's comment.
     let again = |survey: &Survey, cfg: &ccreplay_codecs::DecodeConfig, switch_clock: bool| {

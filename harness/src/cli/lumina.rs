@@ -12,7 +12,8 @@ pub(crate) struct LuminaArgs {
     /// The dump servers' captures (pcap or pcapng), or an aggregate not in the switch's order.
     #[arg(required = true)]
     pub(crate) dumps: Vec<PathBuf>,
-    /// The UDP destination port the switch sends its copies to.
+    /// The UDP destination port the switch sends its copies to (4791 for the files Lumina's
+    /// dumper writes, which put the copies back on the RoCEv2 port).
     #[arg(long)]
     pub(crate) port: u16,
     /// The merged capture (default: beside the first dump, `NAME.merged.pcap`).

@@ -113,6 +113,10 @@ pub struct Survey {
     /// The switches' clocks against the capture's (`capture_minus_switch_ns`: how far the
     /// capture's times were from the stamps), whichever times the estimates use.
     pub switch_clock: SwitchClockReport,
+    /// RoCEv2 packets that look like the copies in a Lumina dump as its dumper writes them
+    /// (docs/wire.md 2.3): IPv4 with a TTL of 0 to 3 (the switch's event) and a source MAC
+    /// that reads as the switch's sequence number (below 2^31).
+    pub lumina_like: u64,
     /// RoCEv2 packets per ERSPAN session (`None`: captured on the port, or mirrored without a
     /// session: ERSPAN I, gretap).
     pub sessions: BTreeMap<Option<u16>, u64>,
@@ -214,6 +218,14 @@ impl Survey {
                 continue;
             }
             s.roce += 1;
+            if p.lumina.is_none()
+                && ip.ttl <= 3
+                && matches!(ip.addrs, ccreplay_codecs::packet::IpAddrs::V4 { .. })
+                && p.eth
+                    .is_some_and(|e| e.src[..2] == [0, 0] && e.src[2] < 0x80)
+            {
+                s.lumina_like += 1;
+            }
             if let Stamp::Timed { time, .. } = stamp {
                 s.stamped += 1;
                 s.stamp_unit_ns = s.stamp_unit_ns.max(time.unit_ns);

@@ -522,9 +522,16 @@ pub fn manifest_text(
             n(survey.stamped),
             n(survey.roce)
         ));
-        line(
-            "# copies to this port, numbered and stamped at the switch's ingress in ns, which times the events",
-        );
+        if cfg.lumina_port == cfg.udp_port {
+            line(
+                "# copies as Lumina's dumper writes them (on the RoCEv2 port, their ports put back), numbered and",
+            );
+            line("# stamped at the switch's ingress in ns, which times the events");
+        } else {
+            line(
+                "# copies to this port, numbered and stamped at the switch's ingress in ns, which times the events",
+            );
+        }
         line(&format!("lumina_port = {}", cfg.lumina_port));
         line("clock = \"switch\"");
         line("");

@@ -630,11 +630,19 @@ pub fn assess(trace: &Trace, model: &str, stats: &ReplayStats, opt: Strictness) 
                 if c.untimed == 1 { "" } else { "s" },
             ),
             Some(if r.lumina.is_some() {
-                format!(
-                    "in a Lumina dump every RoCEv2 packet replayed must be one of the switch's copies to `lumina_port`: keep only those (`tshark -r {name} -Y 'udp.dstport == {}' -w copies.pcap`), or time every event by the capture: remove `clock = \"switch\"` from [mirror] in {}",
-                    trace.manifest.mirror.lumina_port.unwrap_or(0),
-                    trace.manifest_path.display()
-                )
+                {
+                    // The dumper's files hold the copies on the RoCEv2 port: their TTLs tell.
+                    let port = trace.manifest.mirror.lumina_port.unwrap_or(0);
+                    let filter = if port == trace.manifest.network.udp_port {
+                        "ip.ttl <= 3".to_string()
+                    } else {
+                        format!("udp.dstport == {port}")
+                    };
+                    format!(
+                        "in a Lumina dump every RoCEv2 packet replayed must be one of the switch's copies to `lumina_port`: keep only those (`tshark -r {name} -Y '{filter}' -w copies.pcap`), or time every event by the capture: remove `clock = \"switch\"` from [mirror] in {}",
+                        trace.manifest_path.display()
+                    )
+                }
             } else {
                 format!(
                     "mirror the capture point's traffic as ERSPAN III (Gra 0, 1 or 2), or time every event by the capture: remove `clock = \"switch\"` from [mirror] in {}",
