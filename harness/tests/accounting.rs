@@ -129,10 +129,10 @@ fn the_accounting_is_printed_by_replay_diff_and_check() {
     let (code, _, err) = ccreplay(&["replay", "t.toml", "-o", "d.jsonl"], &dir);
     assert_eq!(code, 0, "{err}");
     let line = "t.pcap: 20 frames: 16 RoCEv2, 7 events (tx_data 3, rx_ack 2, rx_nak 1, rx_cnp 1); \
-                13 skipped: 1 PFC pause frames, 2 UDP to another port, 1 not RoCEv2, 1 malformed, \
-                1 bad ICRC, 2 of other hosts than 10.0.0.1, 1 management datagrams to QP1 \
+                13 skipped: 1 PFC pause frame, 2 UDP to another port, 1 not RoCEv2, 1 malformed, \
+                1 bad ICRC, 2 of other hosts than 10.0.0.1, 1 management datagram to QP1 \
                 (connection setup), 2 in a direction the capture point \
-                does not replay, 1 opcodes with no congestion-control event, 1 ACK/NAK/CNP of no flow";
+                does not replay, 1 opcode with no congestion-control event, 1 ACK/NAK/CNP of no flow";
     assert!(err.contains(line), "{err}");
     // Damage inside the flow is a warning on every run...
     assert!(

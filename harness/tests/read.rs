@@ -286,7 +286,7 @@ fn an_atomic_request_pairs_nothing() {
     let (dir, code, err) = clamp_with("atomic", true);
     assert_eq!(code, 0, "{err}");
     assert!(
-        err.contains("657 frames: 657 RoCEv2, 656 events (tx_data 393, rx_ack 253, rx_cnp 10); 1 skipped: 1 opcodes with no congestion-control event"),
+        err.contains("657 frames: 657 RoCEv2, 656 events (tx_data 393, rx_ack 253, rx_cnp 10); 1 skipped: 1 opcode with no congestion-control event"),
         "{err}"
     );
     let golden = lines(&repo().join("golden/dcqcn_clamp/dcqcn.jsonl"));
@@ -301,7 +301,7 @@ fn a_read_request_without_its_responses_loses_nothing() {
     let (dir, code, err) = clamp_with("late_read", false);
     assert_eq!(code, 0, "{err}");
     assert!(
-        err.contains("657 frames: 657 RoCEv2, 656 events (tx_data 393, rx_ack 253, rx_cnp 10); 1 skipped: 1 opcodes with no congestion-control event"),
+        err.contains("657 frames: 657 RoCEv2, 656 events (tx_data 393, rx_ack 253, rx_cnp 10); 1 skipped: 1 opcode with no congestion-control event"),
         "{err}"
     );
     assert!(!err.contains("match no data flow"), "{err}");

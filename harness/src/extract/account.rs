@@ -110,6 +110,17 @@ impl Skip {
         }
     }
 
+    /// Words for a sentence with `count` of them: [`Skip::text`], in the singular for one
+    /// ("1 PFC pause frame", "2 PFC pause frames").
+    pub fn text_n(self, count: u64) -> &'static str {
+        match (self, count) {
+            (Skip::Pfc, 1) => "PFC pause frame",
+            (Skip::Management, 1) => "management datagram to QP1 (connection setup)",
+            (Skip::NoCcEvent, 1) => "opcode with no congestion-control event",
+            _ => self.text(),
+        }
+    }
+
     /// True for the reasons that are RoCEv2 packets.
     pub fn is_roce(self) -> bool {
         !matches!(

@@ -93,15 +93,23 @@ impl Accounting<'_> {
     pub fn line(&self) -> String {
         let r = self.report;
         let mut s = String::new();
+        // "1 frame", "2 frames".
+        let count =
+            |c: u64, one: &str, many: &str| format!("{} {}", n(c), if c == 1 { one } else { many });
         if self.is_events() {
-            let _ = write!(s, "{} lines: {} events", n(r.packets), n(r.events));
+            let _ = write!(
+                s,
+                "{}: {}",
+                count(r.packets, "line", "lines"),
+                count(r.events, "event", "events")
+            );
         } else {
             let _ = write!(
                 s,
-                "{} frames: {} RoCEv2, {} events",
-                n(r.packets),
+                "{}: {} RoCEv2, {}",
+                count(r.packets, "frame", "frames"),
                 n(r.roce),
-                n(r.events)
+                count(r.events, "event", "events")
             );
         }
         let kinds = r.event_kinds.nonzero();
@@ -119,12 +127,13 @@ impl Accounting<'_> {
             let _ = write!(s, "; {} skipped: ", n(skipped));
             for (i, (why, c)) in r.skipped.nonzero().enumerate() {
                 let text = match (why, self.is_events()) {
+                    (Skip::Malformed, true) if c == 1 => "bad line",
                     (Skip::Malformed, true) => "bad lines",
                     (Skip::OtherHost, false) => &match r.host {
                         Some(h) => format!("of other hosts than {h}"),
                         None => why.text().to_string(),
                     },
-                    _ => why.text(),
+                    _ => why.text_n(c),
                 };
                 let _ = write!(s, "{}{} {text}", if i > 0 { ", " } else { "" }, n(c));
             }
@@ -384,7 +393,15 @@ pub fn likely_cause(trace: &Trace, r: &ExtractReport) -> (String, String) {
             .collect::<Vec<_>>()
             .join(", ");
         return (
-            format!("its {} events are {kinds} only", n(r.events)),
+            format!(
+                "its {} {} {kinds} only",
+                n(r.events),
+                if r.events == 1 {
+                    "event is"
+                } else {
+                    "events are"
+                }
+            ),
             "capture both directions at the capture point (the feedback comes back the other \
              way), or choose the model for what it holds (--model)"
                 .to_string(),

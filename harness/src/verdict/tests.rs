@@ -87,6 +87,54 @@ fn the_line_of_an_events_file_counts_lines_and_bad_lines() {
     );
 }
 
+/// Counts of one are said in the singular, every reason's words included: "1 opcode with no
+/// congestion-control event", not "1 opcodes ...".
+#[test]
+fn the_line_says_one_of_a_kind_in_the_singular() {
+    let one: Vec<(Skip, u64)> = Skip::ALL.iter().map(|&w| (w, 1)).collect();
+    let mut r = report(&one);
+    (r.packets, r.roce, r.events) = (15, 11, 1);
+    r.event_kinds.tx_data = 1;
+    let line = Accounting { report: &r }.line();
+    assert_eq!(
+        line,
+        "15 frames: 11 RoCEv2, 1 event (tx_data 1); 14 skipped: 1 PFC pause frame, 1 UDP to \
+         another port, 1 not RoCEv2, 1 mirrored in another session than [mirror] session, 1 \
+         malformed, 1 bad ICRC, 1 dropped or corrupted by the switch on the way (Lumina \
+         events), 1 of other hosts, 1 management datagram to QP1 (connection setup), 1 in a \
+         direction the capture point does not replay, 1 ACK/NAK/CNP sent by the receiver, 1 \
+         opcode with no congestion-control event, 1 ACK/NAK/CNP of no flow, 1 data of no listed \
+         flow"
+    );
+    // Two of each: the plural, the words docs/verdicts.md lists.
+    let two: Vec<(Skip, u64)> = Skip::ALL.iter().map(|&w| (w, 2)).collect();
+    let mut r = report(&two);
+    (r.packets, r.roce, r.events) = (30, 22, 2);
+    r.event_kinds.tx_data = 2;
+    let line = Accounting { report: &r }.line();
+    assert!(
+        line.starts_with(
+            "30 frames: 22 RoCEv2, 2 events (tx_data 2); 28 skipped: 2 PFC pause frames, "
+        ),
+        "{line}"
+    );
+    assert!(
+        line.contains(", 2 management datagrams to QP1 (connection setup), "),
+        "{line}"
+    );
+    assert!(
+        line.contains(", 2 opcodes with no congestion-control event, "),
+        "{line}"
+    );
+    // An events file of one line, bad.
+    let mut r = report(&[(Skip::Malformed, 1)]);
+    (r.events_file, r.packets) = (true, 1);
+    assert_eq!(
+        Accounting { report: &r }.line(),
+        "1 line: 0 events; 1 skipped: 1 bad line"
+    );
+}
+
 #[test]
 fn an_empty_events_file_and_one_of_bad_lines_have_their_own_causes() {
     let t = events_trace();
