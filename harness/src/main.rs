@@ -93,8 +93,8 @@ or a manifest already there (--force replaces it).")]
   ccreplay inspect capture.pcap --strict   # exit 1 if any packet is malformed
   ccreplay inspect capture.pcap -e frame.number -e ip.src -e infiniband.bth.psn   # as tshark -T fields
 
-Exit status: 0 read to the end; 1 with --strict when a packet was malformed;
-2 when the file cannot be read.")]
+Exit status: 0 read to the end; 1 with --strict when a packet was malformed (or of a link
+type ccreplay does not read, such as native InfiniBand: ERF 197); 2 when the file cannot be read.")]
     Inspect(InspectArgs),
     /// Merge a Lumina testbed's dumps into one capture in the switch's order (docs/wire.md 2.3).
     #[command(after_help = "Examples:

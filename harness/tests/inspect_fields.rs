@@ -295,3 +295,163 @@ fn a_snaplen_capture_is_cut_not_malformed() {
     assert_eq!(summary["cut_by_snaplen"], 0, "{summary}");
     assert!(summary["malformed"].as_u64().unwrap() > 0, "{summary}");
 }
+
+/// A record of a link type ccreplay does not read — a native InfiniBand capture, as ibdump
+/// and Endace cards write it (ERF, link type 197) — is not malformed: nothing in it is wrong,
+/// ccreplay only does not decode it. The summary counts it as `unsupported_link` (by link type
+/// in `unsupported_link_types`; `other` too, as neither RoCEv2 nor PFC), never as `malformed`;
+/// the run warns with the link types it reads, and `--strict` (which asks for every packet
+/// decoded) still fails. The captures are written byte by byte here: a pcap of three ERF
+/// records, and a pcapng with an Ethernet interface (one RoCEv2 frame of the bundled hpcc
+/// capture) and an ERF interface (two records).
+#[test]
+fn a_link_type_ccreplay_does_not_read_is_unsupported_not_malformed() {
+    let dir = common::Scratch::new("inspect-erf");
+    // ERF type 21 (InfiniBand) records: a 16-byte ERF header, then bytes of an IB packet.
+    let erf = |i: u8| {
+        let mut r = vec![0u8; 8]; // timestamp
+        r.extend_from_slice(&[21, 0x04, 0, 40, 0, 0, 0, 24]); // type, flags, rlen, lctr, wlen
+        r.extend_from_slice(&[0xF0 | i, 0x12, 0xFF, 0xFF, 0, 0, 0, 5]); // an LRH
+        r.extend_from_slice(&[0x04, 0, 0xFF, 0xFF, 0, 0, 0, 1, 0, 0, 0, i]); // a BTH
+        r.extend_from_slice(&[0; 4]); // the ICRC
+        r
+    };
+    // Little-endian pcap, µs timestamps, snaplen 65535, link type 197.
+    let mut pcap = 0xA1B2_C3D4u32.to_le_bytes().to_vec();
+    pcap.extend_from_slice(&[2, 0, 4, 0]); // version 2.4
+    for w in [0u32, 0, 65_535, 197] {
+        // thiszone, sigfigs, snaplen, link type
+        pcap.extend_from_slice(&w.to_le_bytes());
+    }
+    for i in 0..3u8 {
+        let r = erf(i);
+        for w in [
+            1_700_000_000u32,
+            u32::from(i),
+            r.len() as u32,
+            r.len() as u32,
+        ] {
+            pcap.extend_from_slice(&w.to_le_bytes());
+        }
+        pcap.extend_from_slice(&r);
+    }
+    let path = dir.join("ib.pcap");
+    std::fs::write(&path, &pcap).unwrap();
+    let inspect = |capture: &std::path::Path, args: &[&str]| {
+        let o = Command::new(env!("CARGO_BIN_EXE_ccreplay"))
+            .arg("inspect")
+            .arg(capture)
+            .args(args)
+            .output()
+            .unwrap();
+        (
+            o.status.code().unwrap_or(-1),
+            String::from_utf8(o.stdout).unwrap(),
+            String::from_utf8(o.stderr).unwrap(),
+        )
+    };
+    let summary = |out: &str| -> serde_json::Value {
+        serde_json::from_str(out.lines().last().unwrap()).unwrap()
+    };
+    let (code, out, err) = inspect(&path, &["--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let s = summary(&out);
+    assert_eq!(
+        (
+            &s["packets"],
+            &s["malformed"],
+            &s["unsupported_link"],
+            &s["other"]
+        ),
+        (&3.into(), &0.into(), &3.into(), &3.into()),
+        "{s}"
+    );
+    assert_eq!(
+        s["unsupported_link_types"],
+        serde_json::json!({"197": 3}),
+        "{s}"
+    );
+    // Each record still says where decoding stopped, and why.
+    let first: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    assert_eq!(first["ccreplay.link_type"], 197, "{first}");
+    assert_eq!(first["ccreplay.error.reason"], "unsupported", "{first}");
+    assert!(
+        err.contains(&format!(
+            "warning: {}: 3 of 3 records are of a link type ccreplay does not read (link type \
+             197: 3 records): not decoded, not malformed",
+            path.display()
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains("hint: ccreplay reads link types Ethernet (1)"),
+        "{err}"
+    );
+    let (code, out, _) = inspect(&path, &["--format", "text"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("; 0 malformed, "), "{out}");
+    assert!(
+        out.contains("\n3 of a link type ccreplay does not read (link type 197: 3 records): not decoded — not malformed\n"),
+        "{out}"
+    );
+    for args in [&["--strict"][..], &["-e", "frame.number", "--strict"][..]] {
+        let (code, _, err) = inspect(&path, args);
+        assert_eq!(code, 1, "{args:?}: {err}");
+        assert!(
+            err.contains("3 of 3 packets of a link type ccreplay does not read (--strict)"),
+            "{err}"
+        );
+        assert!(!err.contains("malformed (--strict)"), "{err}");
+    }
+
+    // A pcapng: interface 0 Ethernet, interface 1 ERF; frame 1 of hpcc_dumbbell on 0, two ERF
+    // records on 1. Blocks: type, total length, body, total length (little-endian).
+    let hpcc = std::fs::read(common::repo().join("traces/hpcc_dumbbell.pcap")).unwrap();
+    let caplen = u32::from_le_bytes(hpcc[32..36].try_into().unwrap()) as usize;
+    let eth = &hpcc[40..40 + caplen];
+    let block = |out: &mut Vec<u8>, kind: u32, body: &[u8]| {
+        let len = (12 + body.len()) as u32;
+        out.extend_from_slice(&kind.to_le_bytes());
+        out.extend_from_slice(&len.to_le_bytes());
+        out.extend_from_slice(body);
+        out.extend_from_slice(&len.to_le_bytes());
+    };
+    let mut ng = Vec::new();
+    let mut shb = Vec::new();
+    shb.extend_from_slice(&0x1A2B_3C4Du32.to_le_bytes());
+    shb.extend_from_slice(&[1, 0, 0, 0]); // version 1.0
+    shb.extend_from_slice(&(-1i64).to_le_bytes());
+    block(&mut ng, 0x0A0D_0D0A, &shb);
+    for link in [1u16, 197] {
+        let mut idb = link.to_le_bytes().to_vec();
+        idb.extend_from_slice(&[0, 0]);
+        idb.extend_from_slice(&65_535u32.to_le_bytes());
+        block(&mut ng, 1, &idb);
+    }
+    for (iface, data) in [(0u32, eth.to_vec()), (1, erf(0)), (1, erf(1))] {
+        let mut epb = iface.to_le_bytes().to_vec();
+        epb.extend_from_slice(&[0; 8]); // timestamp
+        epb.extend_from_slice(&(data.len() as u32).to_le_bytes());
+        epb.extend_from_slice(&(data.len() as u32).to_le_bytes());
+        epb.extend_from_slice(&data);
+        epb.resize(epb.len().div_ceil(4) * 4, 0);
+        block(&mut ng, 6, &epb);
+    }
+    let path = dir.join("mixed.pcapng");
+    std::fs::write(&path, ng).unwrap();
+    let (code, out, err) = inspect(&path, &["--format", "json", "--dialect", "hpcc"]);
+    assert_eq!(code, 0, "{err}");
+    let s = summary(&out);
+    assert_eq!(
+        (
+            &s["packets"],
+            &s["malformed"],
+            &s["unsupported_link"],
+            &s["other"],
+            &s["flows"]
+        ),
+        (&3.into(), &0.into(), &2.into(), &2.into(), &1.into()),
+        "{s}"
+    );
+    assert!(err.contains("2 of 3 records are of a link type"), "{err}");
+}

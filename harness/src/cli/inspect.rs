@@ -21,7 +21,7 @@ pub(crate) struct InspectArgs {
     /// Output format (default: text on a terminal, json otherwise).
     #[arg(long, value_enum)]
     pub(crate) format: Option<Format>,
-    /// Exit 1 when any packet is malformed.
+    /// Exit 1 when any packet is malformed or of a link type ccreplay does not read.
     #[arg(long)]
     pub(crate) strict: bool,
     /// INT stacks are `grown` (2 + 8 × nHop bytes) instead of padded to --max-hops.
@@ -160,10 +160,30 @@ pub(crate) fn run(a: InspectArgs) -> Result<u8, Failure> {
                     a.file, summary.packets
                 );
             }
+            if summary.unsupported_link > 0 {
+                eprintln!(
+                    "ccreplay: warning: {}: {} of {} records are of a link type ccreplay does not \
+                     read ({}): not decoded, not malformed\nhint: ccreplay reads link types \
+                     Ethernet (1), Linux SLL (113) and SLL2 (276) and raw IP (101, 12, 14, 228, \
+                     229), not native InfiniBand (ERF 197 as Endace cards and ibdump record \
+                     it, InfiniBand 247): capture the RoCEv2 traffic at an Ethernet port",
+                    a.file,
+                    summary.unsupported_link,
+                    summary.packets,
+                    inspect::unsupported_links(&summary.unsupported_link_types)
+                );
+            }
             if a.strict && summary.malformed > 0 {
                 eprintln!(
                     "ccreplay: {} of {} packets malformed (--strict)",
                     summary.malformed, summary.packets
+                );
+                return Ok(1);
+            }
+            if a.strict && summary.unsupported_link > 0 {
+                eprintln!(
+                    "ccreplay: {} of {} packets of a link type ccreplay does not read (--strict)",
+                    summary.unsupported_link, summary.packets
                 );
                 return Ok(1);
             }

@@ -328,11 +328,12 @@ fn scalar(v: Val<'_>, d: Display, out: &mut TextBuf) {
 }
 
 /// What `-e` counts while it writes (tshark prints no summary; `--strict` needs the
-/// malformed packets).
+/// malformed packets and those of a link type ccreplay does not read).
 #[derive(Default)]
 struct Counts {
     packets: u64,
     malformed: u64,
+    unsupported_link: Vec<(u32, u64)>,
     cut_by_snaplen: u64,
     warnings: u64,
 }
@@ -366,10 +367,13 @@ pub(super) fn run(
             for rec in batch.records() {
                 let p = Packet::from_record(&rec, &opts.decode);
                 c.packets += 1;
-                match super::cut_or_malformed(&p, rec.is_truncated()) {
-                    Some(true) => c.cut_by_snaplen += 1,
-                    Some(false) => c.malformed += 1,
-                    None => {}
+                match super::damage(&rec, &p) {
+                    super::Damage::Cut => c.cut_by_snaplen += 1,
+                    super::Damage::Malformed => c.malformed += 1,
+                    super::Damage::UnsupportedLink(link) => {
+                        super::add_link(&mut c.unsupported_link, link, 1)
+                    }
+                    super::Damage::None => {}
                 }
                 c.warnings += (p.warnings > 0) as u64;
                 // A CRC over the whole packet: only when a field shows it.
@@ -393,6 +397,10 @@ pub(super) fn run(
     for c in counts {
         s.packets += c.packets;
         s.malformed += c.malformed;
+        for (link, n) in c.unsupported_link {
+            s.unsupported_link += n;
+            super::add_link(&mut s.unsupported_link_types, link, n);
+        }
         s.cut_by_snaplen += c.cut_by_snaplen;
         s.warnings += c.warnings;
     }

@@ -544,10 +544,21 @@ pub(super) fn write_json_summary(buf: &mut Vec<u8>, s: &Summary) {
         o.end();
     }
     by_op.pop(); // the newline
+    let mut links = Vec::new();
+    {
+        let mut o = Obj::new(&mut links);
+        for (link, n) in &s.unsupported_link_types {
+            o.u(&link.to_string(), *n);
+        }
+        o.end();
+    }
+    links.pop(); // the newline
     let mut o = Obj::new(buf);
     o.s("ccreplay.record", "summary")
         .u("packets", s.packets)
         .u("malformed", s.malformed)
+        .u("unsupported_link", s.unsupported_link)
+        .raw("unsupported_link_types", &links)
         .u("cut_by_snaplen", s.cut_by_snaplen)
         .u("with_warnings", s.warnings)
         .u("flows", s.flows)

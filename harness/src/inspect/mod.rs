@@ -15,7 +15,7 @@ use std::io::{self, Write};
 use std::net::IpAddr;
 
 use ccreplay_codecs::DecodeConfig;
-use ccreplay_codecs::capture::{CaptureReader, Record};
+use ccreplay_codecs::capture::{CaptureReader, LinkError, Record};
 use ccreplay_codecs::packet::Packet;
 
 pub mod fields;
@@ -53,8 +53,14 @@ pub struct InspectOptions {
 pub struct Summary {
     /// Records read.
     pub packets: u64,
-    /// Packets whose decoding stopped at an error, the capture's snaplen aside.
+    /// Packets whose decoding stopped at an error, the capture's snaplen and link types
+    /// ccreplay does not read aside.
     pub malformed: u64,
+    /// Records of a link type ccreplay does not read (native InfiniBand, ERF: 197, ...): not
+    /// malformed, only not decoded; counted in `other` too.
+    pub unsupported_link: u64,
+    /// Those link types, with their records, by link type.
+    pub unsupported_link_types: Vec<(u32, u64)>,
     /// Packets the capture's snaplen cut after their headers (captured length below the
     /// original, every header read): not malformed, only not all captured.
     pub cut_by_snaplen: u64,
@@ -148,12 +154,17 @@ impl Default for Tally {
 }
 
 impl Tally {
-    fn add(&mut self, frame: u64, p: &Packet<'_>, cut: bool, icrc_ok: Option<bool>) {
+    fn add(&mut self, rec: &Record<'_>, p: &Packet<'_>, icrc_ok: Option<bool>) {
+        let frame = rec.frame_number;
         self.s.packets += 1;
-        match cut_or_malformed(p, cut) {
-            Some(true) => self.s.cut_by_snaplen += 1,
-            Some(false) => self.s.malformed += 1,
-            None => {}
+        match damage(rec, p) {
+            Damage::Cut => self.s.cut_by_snaplen += 1,
+            Damage::Malformed => self.s.malformed += 1,
+            Damage::UnsupportedLink(link) => {
+                self.s.unsupported_link += 1;
+                add_link(&mut self.s.unsupported_link_types, link, 1);
+            }
+            Damage::None => {}
         }
         self.s.warnings += (p.warnings > 0) as u64;
         if let Some(r) = &p.roce {
@@ -197,6 +208,10 @@ impl Tally {
         let (a, b) = (&mut self.s, o.s);
         a.packets += b.packets;
         a.malformed += b.malformed;
+        a.unsupported_link += b.unsupported_link;
+        for (link, n) in b.unsupported_link_types {
+            add_link(&mut a.unsupported_link_types, link, n);
+        }
         a.cut_by_snaplen += b.cut_by_snaplen;
         a.warnings += b.warnings;
         a.pfc += b.pfc;
@@ -311,12 +326,7 @@ fn run_inner(
             for rec in batch.records() {
                 let p = decode_record(&rec, &opts.decode);
                 let icrc = p.icrc_check();
-                tally.add(
-                    rec.frame_number,
-                    &p,
-                    rec.is_truncated(),
-                    icrc.map(|(c, f)| c == f),
-                );
+                tally.add(&rec, &p, icrc.map(|(c, f)| c == f));
                 match opts.format {
                     Format::Json => write_json(o, &rec, &p, icrc, &opts.decode, opts.pfc_link_bps),
                     Format::Text => write_text(o, &rec, &p, icrc),
@@ -340,6 +350,56 @@ fn run_inner(
     out.write_all(&buf)?;
     out.flush()?;
     Ok(summary)
+}
+
+/// `link type 197: 43 records, link type 247: 1 record`.
+pub fn unsupported_links(links: &[(u32, u64)]) -> String {
+    links
+        .iter()
+        .map(|(l, n)| {
+            format!(
+                "link type {l}: {n} record{}",
+                if *n == 1 { "" } else { "s" }
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// How a record counts in the summary.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Damage {
+    /// Decoded without error.
+    None,
+    /// Cut by the capture's snaplen after its headers ([`cut_or_malformed`]).
+    Cut,
+    /// Malformed.
+    Malformed,
+    /// Of a link type ccreplay does not read (the link type): nothing was decoded, and
+    /// nothing is wrong with the record.
+    UnsupportedLink(u32),
+}
+
+/// How `rec`, decoded as `p`, counts.
+pub(crate) fn damage(rec: &Record<'_>, p: &Packet<'_>) -> Damage {
+    match cut_or_malformed(p, rec.is_truncated()) {
+        None => Damage::None,
+        Some(true) => Damage::Cut,
+        // Asked again only of the records that failed: the decoder stopped at their link
+        // header when the link type is one it does not read.
+        Some(false) => match rec.link_start() {
+            Err(LinkError::Unsupported(link)) => Damage::UnsupportedLink(link),
+            _ => Damage::Malformed,
+        },
+    }
+}
+
+/// Count `n` more records of `link` in a list kept in order of link type.
+pub(crate) fn add_link(list: &mut Vec<(u32, u64)>, link: u32, n: u64) {
+    match list.binary_search_by_key(&link, |&(l, _)| l) {
+        Ok(i) => list[i].1 += n,
+        Err(i) => list.insert(i, (link, n)),
+    }
 }
 
 /// How a packet's decoding error counts: `Some(true)` cut by the capture's snaplen (or by the

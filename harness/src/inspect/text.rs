@@ -129,6 +129,14 @@ pub(super) fn write_text_summary(buf: &mut Vec<u8>, s: &Summary) {
         s.warnings,
         s.icrc_bad
     );
+    if s.unsupported_link > 0 {
+        let _ = writeln!(
+            buf,
+            "{} of a link type ccreplay does not read ({}): not decoded — not malformed",
+            s.unsupported_link,
+            super::unsupported_links(&s.unsupported_link_types)
+        );
+    }
     for (op, n) in &s.by_opcode {
         let _ = writeln!(
             buf,
