@@ -318,8 +318,14 @@ pub enum Outcome {
         /// `Failed`, never compared).
         findings: Vec<crate::verdict::Finding>,
     },
-    /// No golden file yet.
-    MissingGolden(PathBuf),
+    /// No golden file yet: nothing compared (exit status 2, never a plain difference), and the
+    /// replay shows `bless` would write one.
+    MissingGolden {
+        /// The golden file that is missing.
+        path: PathBuf,
+        /// The trace's manifest, as it was given (what `bless` is to be given).
+        manifest: PathBuf,
+    },
     /// The trace or the model could not be replayed.
     Failed(String),
 }
@@ -376,7 +382,7 @@ fn check_one_visit<'v>(
     };
     let path = golden_path(golden_dir, trace, model);
     if !path.exists() {
-        return result(Outcome::MissingGolden(path));
+        return result(missing(trace, model, path, jobs));
     }
     // Streamed; `None` when a stream broke the event order: compared whole, below.
     if visit.is_none()
@@ -423,6 +429,59 @@ fn check_one_visit<'v>(
         visit(&r, &sides);
     }
     r
+}
+
+/// The outcome of a pair with no golden file: [`Outcome::MissingGolden`] when `bless` would
+/// write one — the reference replays the trace and compares something — else the replay's own
+/// error, which `bless` would refuse on too (a hint to bless that fails helps no one).
+fn missing(trace: &Trace, model: &str, path: PathBuf, jobs: usize) -> Outcome {
+    let Some(spec) = trace.model(model) else {
+        return no_model(trace, model);
+    };
+    let stats = match replay::replay_reference(trace, spec, jobs, |_| Ok(())) {
+        Ok(s) => s,
+        Err(e) => return Outcome::Failed(e.to_string()),
+    };
+    match findings_or_failure(trace, model, &stats) {
+        Ok(_) => Outcome::MissingGolden {
+            path,
+            manifest: trace.manifest_path.clone(),
+        },
+        Err(Outcome::Failed(e)) => Outcome::Failed(format!(
+            "no golden file {}, and none can be made (bless refuses): {e}",
+            path.display()
+        )),
+        Err(other) => other,
+    }
+}
+
+/// The command that writes the golden files of the manifest at `manifest` into `golden_dir`,
+/// run from where `manifest` and `golden_dir` were given: `ccreplay bless PATH`, with
+/// `--golden DIR` unless that is the default `golden`.
+pub fn bless_command(manifest: &Path, golden_dir: &Path) -> String {
+    let mut c = format!(
+        "ccreplay bless {}",
+        shell_word(&manifest.display().to_string())
+    );
+    if golden_dir != Path::new("golden") {
+        c.push_str(" --golden ");
+        c.push_str(&shell_word(&golden_dir.display().to_string()));
+    }
+    c
+}
+
+/// `s` as one word of a POSIX shell command line: as it is when it holds only characters no
+/// shell treats specially, else in single quotes.
+fn shell_word(s: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "_-./+:@%,=".contains(c);
+    if s.starts_with('-') {
+        // Not an option.
+        shell_word(&format!("./{s}"))
+    } else if !s.is_empty() && s.chars().all(plain) {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
 }
 
 fn no_model(trace: &Trace, model: &str) -> Outcome {
@@ -645,9 +704,8 @@ pub enum BlessError {
     },
 }
 
-/// Replay every trace of `traces_dir` (or only `only`) and rewrite its golden files. All
-/// replays run first into temporary files beside their targets; only when every one succeeded
-/// are they renamed into place.
+/// Replay every trace of `traces_dir` (or only `only`) and rewrite its golden files
+/// ([`bless_manifests`]).
 pub fn bless(
     traces_dir: &Path,
     golden_dir: &Path,
@@ -656,20 +714,41 @@ pub fn bless(
 ) -> Result<Vec<(PathBuf, Blessed)>, BlessError> {
     let manifests = find_traces(traces_dir)
         .map_err(|e| BlessError::Manifest(format!("{}: {e}", traces_dir.display())))?;
+    bless_manifests(&manifests, golden_dir, only, jobs)
+}
+
+/// Replay the traces of these manifests (or only the one named `only`) and rewrite their
+/// golden files. All replays run first into temporary files beside their targets; only when
+/// every one succeeded are they renamed into place. A refusal leaves nothing behind: no
+/// temporary file, and no folder it created for them.
+pub fn bless_manifests(
+    manifests: &[PathBuf],
+    golden_dir: &Path,
+    only: Option<&str>,
+    jobs: usize,
+) -> Result<Vec<(PathBuf, Blessed)>, BlessError> {
     let mut staged: Vec<(PathBuf, PathBuf)> = Vec::new();
-    let cleanup = |staged: &[(PathBuf, PathBuf)]| {
+    // The folders made for the staged files, outermost first.
+    let mut created: Vec<PathBuf> = Vec::new();
+    let cleanup = |staged: &[(PathBuf, PathBuf)], created: &[PathBuf]| {
         for (tmp, _) in staged {
             let _ = fs::remove_file(tmp);
         }
+        // Innermost first; a folder something else put a file in meanwhile stays.
+        for d in created.iter().rev() {
+            let _ = fs::remove_dir(d);
+        }
     };
     for m in manifests {
-        let trace = Trace::load(&m).map_err(|e| {
-            cleanup(&staged);
-            BlessError::Manifest(e.to_string())
-        })?;
-        if only.is_some_and(|o| o != trace.name()) {
+        // By the manifest's stem, before reading it: a broken manifest of another trace does
+        // not keep this one from being blessed.
+        if only.is_some_and(|o| o != trace_name(m)) {
             continue;
         }
+        let trace = Trace::load(m).map_err(|e| {
+            cleanup(&staged, &created);
+            BlessError::Manifest(e.to_string())
+        })?;
         for spec in &trace.manifest.models {
             let target = golden_path(golden_dir, &trace, &spec.name);
             let dir = target.parent().unwrap_or(golden_dir).to_path_buf();
@@ -677,15 +756,22 @@ pub fn bless(
                 path: path.to_path_buf(),
                 source,
             };
+            let missing: Vec<PathBuf> = dir
+                .ancestors()
+                .take_while(|a| !a.as_os_str().is_empty() && !a.exists())
+                .map(Path::to_path_buf)
+                .collect();
             if let Err(e) = fs::create_dir_all(&dir) {
-                cleanup(&staged);
+                created.extend(missing.into_iter().rev());
+                cleanup(&staged, &created);
                 return Err(io(e, &dir));
             }
+            created.extend(missing.into_iter().rev());
             let tmp = dir.join(format!(".{}.jsonl.tmp-{}", spec.name, std::process::id()));
             let file = match fs::File::create(&tmp) {
                 Ok(f) => f,
                 Err(e) => {
-                    cleanup(&staged);
+                    cleanup(&staged, &created);
                     return Err(io(e, &tmp));
                 }
             };
@@ -704,7 +790,7 @@ pub fn bless(
             let stats = match res {
                 Ok(stats) => stats,
                 Err(source) => {
-                    cleanup(&staged);
+                    cleanup(&staged, &created);
                     return Err(BlessError::Replay {
                         trace: trace.name(),
                         model: spec.name.clone(),
@@ -720,16 +806,17 @@ pub fn bless(
                 crate::verdict::Strictness::default(),
             );
             if let Some(f) = findings.into_iter().find(|f| f.is_error()) {
-                cleanup(&staged);
+                cleanup(&staged, &created);
                 return Err(BlessError::Manifest(format!(
-                    "{} / {}: {}",
+                    "{} / {}: {}{}",
                     trace.name(),
                     spec.name,
-                    f.message
+                    f.message,
+                    f.hint.map_or_else(String::new, |h| format!(" (hint: {h})"))
                 )));
             }
             if let Err(e) = flushed {
-                cleanup(&staged);
+                cleanup(&staged, &created);
                 return Err(io(e, &tmp));
             }
         }

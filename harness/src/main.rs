@@ -48,9 +48,10 @@ enum Command {
   ccreplay check --unreferenced reject             # fail on golden files no trace uses
   ccreplay check --coverage                        # which rules of each model the traces exercise
 
-Exit status: 0 every trace conforms; 1 a difference, a missing golden file, or (with
---unreferenced reject) a golden file no trace uses; 2 a trace or manifest could not be read,
-or a pair compared nothing.")]
+Exit status: 0 every trace conforms; 1 a difference, or (with --unreferenced reject) a golden
+file no trace uses; 2 a trace or manifest could not be read, or a pair compared nothing (no
+golden file yet: MISSING, with the `ccreplay bless` that writes it; no events or decisions;
+with --dut observed, no reference decision to judge the sender by).")]
     Check(CheckArgs),
     /// Replay a trace through a reference model or a DUT; write decisions as JSON Lines.
     #[command(after_help = "Examples:
@@ -73,8 +74,11 @@ Exit status: 0 conformant; 1 differences found; 2 bad input; 3 the DUT failed.")
     #[command(after_help = "Examples:
   ccreplay bless                       # every trace in traces/
   ccreplay bless --trace hpcc_dumbbell # one trace
+  ccreplay bless my-traces/roce_dcqcn.toml --golden my-golden   # a manifest by its path (or a capture, a folder)
 
-Review the change with `git diff golden/` before committing it.")]
+Review the change with `git diff golden/` before committing it. Exit status: 0 written (or
+unchanged); 2 a trace could not be read or replayed, or compared nothing — then no file or
+folder is written.")]
     Bless(BlessArgs),
     /// Write the manifest beside a capture from what it shows: dialect, capture point, flows,
     /// link rate, base RTT, MTU (each guess commented).

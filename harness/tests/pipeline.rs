@@ -537,3 +537,114 @@ fn snaplen_cut_capture_replays_like_the_full_one() {
     assert_eq!(bytes, 1000);
     assert_eq!(decisions(&cut, 1), decisions(&full, 1));
 }
+
+/// `check` on a manifest whose golden file does not exist yet compared nothing: an error
+/// (exit 2, a JUnit `<error>`), never a plain difference (exit 1), and its hint is a `bless`
+/// command that works for that manifest wherever it is — here not in a `traces/` folder, and
+/// with a golden folder whose name needs quoting — which then makes the same `check` pass.
+/// A manifest `bless` would refuse (DCQCN on a capture without CNPs: no decision) is the
+/// replay's error instead, and `bless` refusing leaves no folder behind.
+#[test]
+fn a_missing_golden_file_compares_nothing_and_its_hint_blesses_it() {
+    let dir = tmpdir("missing-golden");
+    write_hpcc_trace(&dir, "m", 2, 10, "");
+    let (code, out, err) = ccreplay(&["check", "m.toml", "--junit", "j.xml"], &dir);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        out.contains(
+            "MISSING  m / hpcc: no golden file golden/m/hpcc.jsonl: nothing compared (write it \
+             from the reference model with `ccreplay bless m.toml`, review it, then check again)"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("0 of 1 trace/model pairs conform; 1 MISSING a golden file: nothing compared"),
+        "{out}"
+    );
+    let junit = fs::read_to_string(dir.join("j.xml")).unwrap();
+    assert!(
+        junit.contains("<error message=\"no golden file "),
+        "{junit}"
+    );
+    assert!(!junit.contains("<failure"), "{junit}");
+    // The HTML report says so too: an ERROR, not DIFFERENCES FOUND, and the same command.
+    let (code, _, _) = ccreplay(&["report", "check", "m.toml", "-o", "r.html"], &dir);
+    assert_eq!(code, 2);
+    let html = fs::read_to_string(dir.join("r.html")).unwrap();
+    assert!(
+        html.contains("id=\"verdict\">ERROR</span> 0 of 1 comparisons conform; 1 compared nothing"),
+        "{html}"
+    );
+    assert!(
+        html.contains("<code>ccreplay bless m.toml</code>"),
+        "{html}"
+    );
+    // `bless` as `check` knew it before: it looked for traces/ only.
+    let (code, _, err) = ccreplay(&["bless", "--trace", "m"], &dir);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("traces: no such trace folder"), "{err}");
+
+    // The hint, run as written (through a shell, as a user pastes it), then the same check.
+    let hint = |out: &str| -> String {
+        let at = out.find("`ccreplay bless").unwrap() + 1;
+        out[at..at + out[at..].find('`').unwrap()].to_string()
+    };
+    let run_hint = |cmd: &str| {
+        let bin = env!("CARGO_BIN_EXE_ccreplay");
+        let o = Command::new("sh")
+            .arg("-c")
+            .arg(cmd.replacen("ccreplay", &format!("'{bin}'"), 1))
+            .current_dir(&dir)
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "{cmd}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    };
+    run_hint(&hint(&out));
+    assert!(dir.join("golden/m/hpcc.jsonl").is_file());
+    let (code, out, _) = ccreplay(&["check", "m.toml"], &dir);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("1 of 1 trace/model pairs conform\n"), "{out}");
+    // Another golden folder, its name with a space in it: the hint names it, quoted.
+    let (code, out, _) = ccreplay(&["check", "m.pcap", "--golden", "my golden"], &dir);
+    assert_eq!(code, 2, "{out}");
+    assert_eq!(hint(&out), "ccreplay bless m.toml --golden 'my golden'");
+    run_hint(&hint(&out));
+    let (code, out, _) = ccreplay(&["check", "m.toml", "--golden", "my golden"], &dir);
+    assert_eq!(code, 0, "{out}");
+
+    // DCQCN's reaction point on the same capture (no CNP): no decision, so no golden file can
+    // be made; `check` says so instead of pointing at a `bless` that refuses.
+    let text = fs::read_to_string(dir.join("m.toml")).unwrap();
+    let dcqcn = text.replace(
+        "name = \"hpcc\"\nparams = { w_ai_bytes = 80.0 }",
+        "name = \"dcqcn\"",
+    );
+    assert_ne!(dcqcn, text);
+    fs::write(dir.join("n.toml"), dcqcn).unwrap();
+    fs::copy(dir.join("m.pcap"), dir.join("n.pcap")).unwrap();
+    let (code, out, _) = ccreplay(&["check", "n.toml"], &dir);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains("ERROR  n / dcqcn: no golden file golden/n/dcqcn.jsonl, and none can be made (bless refuses): "),
+        "{out}"
+    );
+    // 2 flows × 10 rounds of one data packet and one ACK: 40 events.
+    assert!(
+        out.contains("dcqcn made no decisions on 40 events (tx_data 20, rx_ack 20): nothing to compare (hint: dcqcn reacts to CNPs only"),
+        "{out}"
+    );
+    assert!(out.contains("1 ERROR: nothing compared"), "{out}");
+    let (code, _, err) = ccreplay(&["bless", "n.toml", "--golden", "fresh"], &dir);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("dcqcn made no decisions"), "{err}");
+    assert!(err.contains("no golden file was changed"), "{err}");
+    assert!(!dir.join("fresh").exists(), "bless left a folder behind");
+    let (code, _, _) = ccreplay(&["bless", "n.toml"], &dir);
+    assert_eq!(code, 2);
+    assert!(!dir.join("golden/n").exists(), "bless left golden/n behind");
+    assert!(dir.join("golden/m/hpcc.jsonl").is_file());
+}

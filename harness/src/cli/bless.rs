@@ -10,9 +10,10 @@ use super::Failure;
 
 #[derive(Args)]
 pub(crate) struct BlessArgs {
-    /// Folder of traces.
+    /// Traces, as `check` takes them: folders of capture + manifest pairs, manifests, or
+    /// captures (the manifest beside each).
     #[arg(default_value = "traces")]
-    pub(crate) dir: PathBuf,
+    pub(crate) paths: Vec<PathBuf>,
     /// Folder of golden files.
     #[arg(long, default_value = "golden")]
     pub(crate) golden: PathBuf,
@@ -25,7 +26,14 @@ pub(crate) struct BlessArgs {
 }
 
 pub(crate) fn run(a: BlessArgs) -> Result<u8, Failure> {
-    let written = golden::bless(&a.dir, &a.golden, a.trace.as_deref(), a.jobs)
+    let (manifests, _) = golden::resolve_traces(&a.paths).map_err(|e| {
+        Failure::input(
+            e,
+            "run from the repository root, or name the traces: ccreplay bless DIR|TRACE.toml|CAPTURE"
+                .to_string(),
+        )
+    })?;
+    let written = golden::bless_manifests(&manifests, &a.golden, a.trace.as_deref(), a.jobs)
         .map_err(|e| Failure::input(e, None))?;
     if written.is_empty() {
         return Err(Failure::input("no trace matched: nothing written", None));
@@ -38,8 +46,9 @@ pub(crate) fn run(a: BlessArgs) -> Result<u8, Failure> {
     }
     let count = |k| written.iter().filter(|(_, w)| *w == k).count();
     note!(
-        "ccreplay: {} golden files: {} changed, {} new, {} unchanged",
+        "ccreplay: {} golden file{}: {} changed, {} new, {} unchanged",
         written.len(),
+        super::plural(written.len() as u64),
         count(Blessed::Changed),
         count(Blessed::New),
         count(Blessed::Unchanged)

@@ -187,6 +187,7 @@ pub(crate) fn run(a: CheckArgs) -> Result<u8, Failure> {
         )
     })?;
     let mut failed_input = false;
+    let mut missing = 0usize;
     let mut suites = Vec::new();
     let mut json = Vec::new();
     for r in &results {
@@ -240,26 +241,19 @@ pub(crate) fn run(a: CheckArgs) -> Result<u8, Failure> {
                 suite.properties = junit_properties(&r.trace, &r.model, &account);
                 suites.push(suite);
             }
-            Outcome::MissingGolden(p) => {
+            Outcome::MissingGolden { path, manifest } => {
+                // Nothing compared: an error (exit 2), never a plain difference.
+                missing += 1;
+                let e = format!(
+                    "no golden file {}: nothing compared (write it from the reference model with `{}`, review it, then check again)",
+                    path.display(),
+                    golden::bless_command(manifest, &a.golden)
+                );
                 if a.format == ReportFormat::Text {
-                    outln!(
-                        "{:>8}  {label}: no golden file {} (create it with `ccreplay bless --trace {}`)",
-                        "MISSING",
-                        p.display(),
-                        r.trace
-                    );
+                    outln!("{:>8}  {label}: {e}", "MISSING");
                 }
-                json.push(serde_json::json!({"trace": r.trace, "model": r.model, "ok": false, "missing_golden": p}));
-                suites.push(Suite::not_compared(
-                    &label,
-                    "golden file",
-                    &format!(
-                        "no golden file {} (create it with `ccreplay bless --trace {}`)",
-                        p.display(),
-                        r.trace
-                    ),
-                    true,
-                ));
+                json.push(serde_json::json!({"trace": r.trace, "model": r.model, "ok": false, "missing_golden": path, "error": e}));
+                suites.push(Suite::not_compared(&label, "golden file", &e, false));
             }
             Outcome::Failed(e) => {
                 failed_input = true;
@@ -329,6 +323,16 @@ pub(crate) fn run(a: CheckArgs) -> Result<u8, Failure> {
         coverage.sort_by(|a, b| a.0.cmp(&b.0));
     }
     let ok = results.iter().filter(|r| r.ok()).count();
+    let errors = results
+        .iter()
+        .filter(|r| match &r.outcome {
+            Outcome::Failed(_) => true,
+            Outcome::Compared { stats, .. } => {
+                ccreplay::events_in::bad_lines(&stats.extract).is_some()
+            }
+            Outcome::MissingGolden { .. } => false,
+        })
+        .count();
     match a.format {
         ReportFormat::Text => {
             for (model, traces, counts) in &coverage {
@@ -356,10 +360,14 @@ pub(crate) fn run(a: CheckArgs) -> Result<u8, Failure> {
                     outln!("  never exercised: {rule}");
                 }
             }
-            outln!("{ok} of {} trace/model pairs conform", results.len())
+            outln!(
+                "{ok} of {} trace/model pairs conform{}",
+                results.len(),
+                not_compared(missing, errors)
+            )
         }
         ReportFormat::Json => {
-            let mut j = serde_json::json!({"conform": ok, "total": results.len(), "results": json, "unreferenced": orphans});
+            let mut j = serde_json::json!({"conform": ok, "total": results.len(), "missing": missing, "errors": errors, "results": json, "unreferenced": orphans});
             if a.coverage {
                 let cov: serde_json::Map<String, serde_json::Value> = coverage
                     .iter()
@@ -384,13 +392,32 @@ pub(crate) fn run(a: CheckArgs) -> Result<u8, Failure> {
     for p in written {
         note!("ccreplay: wrote {}", p.display());
     }
-    Ok(if failed_input {
+    // A pair compared against nothing makes the run compare less than it was asked to: exit 2,
+    // whatever the others did.
+    Ok(if failed_input || missing > 0 {
         2
     } else if ok == results.len() && !reject {
         0
     } else {
         1
     })
+}
+
+/// What the summary line adds for the pairs that compared nothing: `; 1 MISSING a golden
+/// file, 2 ERROR: nothing compared` (empty when every pair was compared).
+fn not_compared(missing: usize, errors: usize) -> String {
+    let mut parts = Vec::new();
+    if missing > 0 {
+        parts.push(format!("{missing} MISSING a golden file"));
+    }
+    if errors > 0 {
+        parts.push(format!("{errors} ERROR"));
+    }
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!("; {}: nothing compared", parts.join(", "))
+    }
 }
 
 /// `check --dut observed`: every sender capture's sender judged against its manifest's first

@@ -88,7 +88,8 @@ impl Suite {
     }
 
     /// A pair that could not be compared: one case, an `<error>` (or a `<failure>` when
-    /// `failure` is true: a missing golden file is a test that fails, not a broken input).
+    /// `failure` is true: golden files no trace uses, under `--unreferenced reject`). A
+    /// missing golden file is an `<error>`: nothing was compared.
     pub fn not_compared(name: &str, case: &str, message: &str, failure: bool) -> Suite {
         let (message, text) = (message.to_string(), String::new());
         Suite {

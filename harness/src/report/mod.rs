@@ -291,6 +291,8 @@ pub enum CheckEntry {
         model: String,
         /// The file that is missing.
         path: PathBuf,
+        /// The command that writes it (`ccreplay bless MANIFEST`).
+        bless: String,
     },
     /// The trace or model could not be replayed.
     Failed {
@@ -356,10 +358,11 @@ pub fn check_all(
                 golden::Outcome::Compared { .. } => {
                     CheckEntry::Compared(Box::new(compared.next()?))
                 }
-                golden::Outcome::MissingGolden(path) => CheckEntry::Missing {
+                golden::Outcome::MissingGolden { path, manifest } => CheckEntry::Missing {
                     trace,
                     model,
                     path: path.clone(),
+                    bless: golden::bless_command(manifest, golden_dir),
                 },
                 golden::Outcome::Failed(error) => CheckEntry::Failed {
                     trace,
@@ -698,16 +701,29 @@ pub fn render_comparisons(
     };
     let _ = writeln!(body, "<h1>{}</h1>", escape_html(&title));
     body.push_str(&details_list(details));
+    // A pair with no golden file, or that could not be replayed, compared nothing: the page
+    // says ERROR (the command's exit status 2), never that differences were found.
+    let uncompared = entries
+        .iter()
+        .filter(|e| !matches!(e, CheckEntry::Compared(_)))
+        .count();
     let _ = writeln!(
         body,
-        "<p><span class=\"verdict {}\" id=\"verdict\">{}</span> {conform} of {} comparisons conform.</p>",
+        "<p><span class=\"verdict {}\" id=\"verdict\">{}</span> {conform} of {} comparisons conform{}.</p>",
         if ok { "ok" } else { "differs" },
         if ok {
             "CONFORMANT"
+        } else if uncompared > 0 {
+            "ERROR"
         } else {
             "DIFFERENCES FOUND"
         },
-        entries.len()
+        entries.len(),
+        if uncompared > 0 {
+            format!("; {uncompared} compared nothing (MISSING or ERROR below)")
+        } else {
+            String::new()
+        }
     );
     if kind == "check" {
         body.push_str("<h2>Traces</h2>\n<table class=\"pairs\" id=\"pairs\">\n<thead><tr><th class=\"l\">trace / model</th><th>flows</th><th>decisions</th><th>mismatched</th><th>missing</th><th>extra</th><th class=\"l\">largest error</th><th class=\"l\">verdict</th></tr></thead>\n<tbody>\n");
@@ -730,14 +746,19 @@ pub fn render_comparisons(
                         verdict_cell(c.report.ok())
                     );
                 }
-                CheckEntry::Missing { trace, model, path } => {
+                CheckEntry::Missing {
+                    trace,
+                    model,
+                    path,
+                    bless,
+                } => {
                     let _ = writeln!(
                         body,
-                        "<tr class=\"pair-row differs\"><td class=\"l\">{} / {}</td><td class=\"l\" colspan=\"6\">no golden file {} (create it with <code>ccreplay bless --trace {}</code>)</td><td class=\"l v-differs\">MISSING</td></tr>",
+                        "<tr class=\"pair-row differs\"><td class=\"l\">{} / {}</td><td class=\"l\" colspan=\"6\">no golden file {}: nothing compared (write it from the reference model with <code>{}</code>)</td><td class=\"l v-differs\">MISSING</td></tr>",
                         escape_html(trace),
                         escape_html(model),
                         escape_html(&path.display().to_string()),
-                        escape_html(trace)
+                        escape_html(bless)
                     );
                 }
                 CheckEntry::Failed {
