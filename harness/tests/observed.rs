@@ -3,8 +3,12 @@
 //! Hand-computed cases on tests/fixtures/observed/ (make_observed.py: one DCQCN flow on a
 //! 10 Gbps link, 1,058-byte frames — 846.4 ns each at line rate), the default allowances
 //! (reaction 5 µs, burst 8,192 B, rate ±2 %, timing 200 ns, resolution measured):
-//! - `paced`: frames every 846.4 ns, the line rate the reference keeps (no CNP): conformant.
-//! - `slow`: frames every 1,000 ns. The deficit at the lowest allowed rate (9.8 Gbps) grows by
+//! - `paced`: frames every 846.4 ns, the line rate the reference keeps (no CNP). Alone it is
+//!   no verdict: the reference decides nothing, so its packets were held to nothing but the
+//!   link rate every model starts at (exit 2, nothing compared). With a CNP 1 µs after its last
+//!   packet ([`late_cnp`]: one decision, no packet after it) its 79 gaps are judged at that
+//!   rate: conformant.
+//! - `slow`: frames every 1,000 ns (alone: nothing compared, as `paced`; with the late CNP:) The deficit at the lowest allowed rate (9.8 Gbps) grows by
 //!   9.8e9 × 1,000 ns / 8 − 1,058 = 167 B per gap. Every timestamp is a whole µs, so the
 //!   measured resolution is 1,000 ns and the bound is 8,192 + 9.8e9 × 2 × (1,000 + 200) ns / 8
 //!   = 11,132 B: first exceeded after 67 gaps (11,189 B, 57 B over), at packet 67 = tx_data #67.
@@ -37,23 +41,168 @@ fn diff(name: &str, extra: &[&str]) -> (i32, String, String) {
     ccreplay(&repo(), &args)
 }
 
+/// The records (time, frame) of a fixture's capture.
+fn frames(name: &str) -> Vec<(u64, Vec<u8>)> {
+    let path = repo().join(format!("tests/fixtures/observed/{name}.pcap"));
+    let mut r = CaptureReader::open(path).unwrap();
+    let mut v = Vec::new();
+    while let Some(rec) = r.next_record() {
+        let rec = rec.unwrap();
+        v.push((rec.ts_ns, rec.data.to_vec()));
+    }
+    v
+}
+
+/// A folder holding the fixture `name` (`NAME.pcap`, `NAME.toml`) with, 1 µs after its last
+/// packet, the CNP of `cnp.pcap` (to the flow's QP 0x111): the reference cuts the rate once,
+/// and no packet comes after it — the packets are judged as before, against the line rate
+/// the reference holds until then, in a run where the reference decided something.
+fn late_cnp(name: &str) -> common::Scratch {
+    let dir = common::Scratch::new(&format!("observed-late-{name}"));
+    let cnp = frames("cnp")
+        .into_iter()
+        .find(|(_, f)| f.len() < 100)
+        .unwrap()
+        .1;
+    let data = frames(name);
+    let mut w =
+        PcapWriter::new(std::fs::File::create(dir.join(format!("{name}.pcap"))).unwrap()).unwrap();
+    for (t, f) in &data {
+        w.write(*t, f).unwrap();
+    }
+    w.write(data.last().unwrap().0 + 1_000, &cnp).unwrap();
+    w.into_inner().unwrap();
+    let src = repo().join(format!("tests/fixtures/observed/{name}.toml"));
+    std::fs::copy(src, dir.join(format!("{name}.toml"))).unwrap();
+    dir
+}
+
+/// `diff NAME.toml --dut observed` on [`late_cnp`]`(name)`.
+fn diff_late(name: &str, extra: &[&str]) -> (i32, String, String) {
+    let dir = late_cnp(name);
+    let toml = format!("{name}.toml");
+    let mut args = vec!["diff", toml.as_str(), "--dut", "observed"];
+    args.extend_from_slice(extra);
+    ccreplay(&dir, &args)
+}
+
+/// A capture in which the reference decides nothing — no CNP reached a DCQCN sender — holds
+/// nothing the sender had to react to: its packets could only be held to the link rate every
+/// model starts at (which `init` may have estimated from those very packets). That is nothing
+/// compared: exit 2 with why and what capture is needed, never CONFORMANT (`paced`, at that
+/// rate) nor DIFFERS (`slow`, under it) — in `diff`, `report diff` and `check`, whose summary
+/// counts it as an ERROR. The same packets with one CNP after them are judged (below).
+#[test]
+fn a_sender_the_reference_decided_nothing_on_is_not_judged() {
+    let (code, out, err) = diff("paced", &[]);
+    assert_eq!(code, 2, "{out}{err}");
+    // 80 WRITE_MIDDLE packets (make_observed.py), no ACK, no CNP: 80 events, 0 decisions.
+    assert!(
+        out.starts_with(&format!(
+            "ERROR: not enough to judge the sender: {}: dcqcn made no decisions on 80 events \
+             (tx_data 80): nothing to compare — the reference kept the link rate it starts at \
+             (10 Gbps, network.link_rate_bps), so the sender's 80 data packets show nothing of \
+             its congestion control\n",
+            repo().join("tests/fixtures/observed/paced.pcap").display()
+        )),
+        "{out}"
+    );
+    assert!(!out.contains("CONFORMANT"), "{out}");
+    assert!(
+        err.contains(
+            "hint: dcqcn reacts to CNPs only, and none reached the sender: no switch marked its \
+             packets while the capture ran, or the capture holds one direction; capture both \
+             directions of the port while the flow is congested; docs/observed.md \"What a \
+             capture must hold\""
+        ),
+        "{err}"
+    );
+    let (code, out, _) = diff("slow", &[]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains("dcqcn made no decisions on 80 events"),
+        "{out}"
+    );
+    assert!(!out.contains("DIFFERENCES FOUND"), "{out}");
+
+    let scratch = common::Scratch::new("observed-undecided");
+    let html = scratch.join("r.html");
+    let (code, _, _) = ccreplay(
+        &repo(),
+        &[
+            "report",
+            "diff",
+            &fixture("paced"),
+            "--dut",
+            "observed",
+            "-o",
+            html.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 2);
+    assert!(!html.exists(), "a page of nothing compared");
+    // `check`: the pair is an ERROR with the hint, counted as such in the summary.
+    for name in ["paced", "slow"] {
+        for ext in ["pcap", "toml"] {
+            std::fs::copy(
+                repo().join(format!("tests/fixtures/observed/{name}.{ext}")),
+                scratch.join(format!("{name}.{ext}")),
+            )
+            .unwrap();
+        }
+    }
+    let (code, out, _) = ccreplay(&scratch, &["check", ".", "--dut", "observed"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains("   ERROR  paced / dcqcn: not enough to judge the sender: "),
+        "{out}"
+    );
+    assert!(out.contains("(hint: dcqcn reacts to CNPs only"), "{out}");
+    assert!(!out.contains("DIFFERS"), "{out}");
+    assert!(
+        out.contains("0 of 2 judged trace/model pairs conform; 2 ERROR: nothing compared\n"),
+        "{out}"
+    );
+    let (code, out, _) = ccreplay(
+        &scratch,
+        &["check", ".", "--dut", "observed", "--format", "json"],
+    );
+    assert_eq!(code, 2);
+    let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        (&j["conform"], &j["total"], &j["errors"]),
+        (&0.into(), &2.into(), &2.into())
+    );
+    // `replay` has no observed DUT to run: it says which command judges one.
+    let (code, _, err) = ccreplay(&scratch, &["replay", "paced.toml", "--dut", "observed"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("hint: ccreplay diff paced.toml --dut observed (docs/observed.md)"),
+        "{err}"
+    );
+}
+
 #[test]
 fn a_sender_at_the_reference_rate_conforms() {
-    let (code, out, err) = diff("paced", &[]);
+    let (code, out, err) = diff_late("paced", &[]);
     assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains("flow 0: 80 data packets"), "{out}");
+    assert!(
+        out.contains("flow 0: 80 data packets, 0 ACK/NAK, 1 reference decisions\n"),
+        "{out}"
+    );
+    assert!(out.contains("81 events (tx_data 80, rx_cnp 1)"), "{out}");
     assert!(out.contains("CONFORMANT"), "{out}");
 }
 
 #[test]
 fn a_slow_sender_is_caught_where_its_deficit_passes_the_bound() {
-    let (code, out, err) = diff("slow", &[]);
+    let (code, out, err) = diff_late("slow", &[]);
     assert_eq!(code, 1, "{out}{err}");
     assert!(out.contains("resolution 1000 ns (measured)"), "{out}");
     assert!(out.contains("caused by tx_data #67:"), "{out}");
     assert!(out.contains("too_slow: 57 bytes short"), "{out}");
     assert!(out.contains("≥ 9800000000 bps"), "{out}");
-    let (code, out, _) = diff("slow", &["--allow", "resolution=1ns"]);
+    let (code, out, _) = diff_late("slow", &["--allow", "resolution=1ns"]);
     assert_eq!(code, 1);
     assert!(out.contains("caused by tx_data #53:"), "{out}");
     // 167 × 53 − 8,684.45 = 166.55
@@ -86,9 +235,8 @@ fn a_sender_that_ignores_a_cnp_is_too_fast_once_the_reaction_allowance_is_spent(
 
 #[test]
 fn allowances_come_from_the_manifest_and_the_command_line_overrides() {
-    let dir = common::Scratch::new("observed");
+    let dir = late_cnp("slow");
     let src = repo().join("tests/fixtures/observed");
-    std::fs::copy(src.join("slow.pcap"), dir.join("slow.pcap")).unwrap();
     let manifest = std::fs::read_to_string(src.join("slow.toml")).unwrap();
     std::fs::write(
         dir.join("slow.toml"),
@@ -403,7 +551,8 @@ fn check_judges_each_sender_capture_against_its_first_rate_or_window_model() {
         out.contains("n/a  roce_dcqcn / dcqcn-nic: not judged"),
         "{out}"
     );
-    // The fixtures: the paced sender conforms, the slow one and the one ignoring a CNP do not.
+    // The fixtures: the one ignoring a CNP differs; the paced and the slow sender got no CNP,
+    // so the reference decided nothing on them: nothing compared, two errors.
     let dir = repo().join("tests/fixtures/observed");
     let scratch = common::Scratch::new("observed-junit");
     let junit = scratch.join("j.xml");
@@ -418,12 +567,42 @@ fn check_judges_each_sender_capture_against_its_first_rate_or_window_model() {
             junit.to_str().unwrap(),
         ],
     );
-    assert_eq!(code, 1, "{out}");
+    assert_eq!(code, 2, "{out}");
     assert!(
-        out.contains("1 of 3 judged trace/model pairs conform"),
+        out.contains("0 of 3 judged trace/model pairs conform; 2 ERROR: nothing compared"),
         "{out}"
     );
     let xml = std::fs::read_to_string(&junit).unwrap();
+    assert_eq!(xml.matches("<failure").count(), 1, "{xml}");
+    assert_eq!(xml.matches("<error").count(), 2, "{xml}");
+    assert!(xml.contains("cnp / dcqcn / observed"), "{xml}");
+    // With a CNP after their last packet (late_cnp) they are judged: the paced sender
+    // conforms, the slow one and the one ignoring a CNP do not.
+    let late = common::Scratch::new("observed-junit-late");
+    for name in ["paced", "slow"] {
+        let d = late_cnp(name);
+        for ext in ["pcap", "toml"] {
+            let f = format!("{name}.{ext}");
+            std::fs::copy(d.join(&f), late.join(&f)).unwrap();
+        }
+    }
+    for ext in ["pcap", "toml"] {
+        std::fs::copy(
+            dir.join(format!("cnp.{ext}")),
+            late.join(format!("cnp.{ext}")),
+        )
+        .unwrap();
+    }
+    let (code, out, _) = ccreplay(
+        &late,
+        &["check", ".", "--dut", "observed", "--junit", "j.xml"],
+    );
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("1 of 3 judged trace/model pairs conform\n"),
+        "{out}"
+    );
+    let xml = std::fs::read_to_string(late.join("j.xml")).unwrap();
     assert_eq!(xml.matches("<failure").count(), 2, "{xml}");
     assert!(xml.contains("paced / dcqcn / observed"), "{xml}");
     // A folder with no sender capture judges nothing: an error, never a pass.
@@ -499,8 +678,9 @@ fn the_html_report_charts_observed_against_reference_with_the_feedback_marked() 
 /// its feedback to QP 0x111) and a second flow of the manifest (data to QP 0x333, feedback
 /// to 0x444) of which the capture holds no data, only feedback 1 µs after flow 0's last
 /// packet: an ACK — DCQCN decides nothing on it, and no packet is judged, so the report is
-/// flow 0's alone — or a CNP: the reference cuts the rate (DCQCN-3), a decision with no
-/// packet after it to judge, and the flow is listed with it.
+/// flow 0's alone (with a CNP to flow 0 1 µs later still, so that the reference decided
+/// something in the run: [`late_cnp`]) — or a CNP: the reference cuts the rate (DCQCN-3), a
+/// decision with no packet after it to judge, and the flow is listed with it.
 #[test]
 fn flows_with_nothing_compared_or_decided_are_left_out() {
     use ccreplay_codecs::frame::FrameRepr;
@@ -555,6 +735,9 @@ fn flows_with_nothing_compared_or_decided_are_left_out() {
             w.write(*ts, f).unwrap();
         }
         w.write(t, &feedback(ack)).unwrap();
+        if ack {
+            w.write(t + 1_000, &cnp).unwrap();
+        }
         w.into_inner().unwrap();
         std::fs::write(
             dir.join(format!("{name}.toml")),
@@ -566,7 +749,10 @@ fn flows_with_nothing_compared_or_decided_are_left_out() {
     }
     let (code, out, err) = &runs[0];
     assert_eq!(*code, 0, "{out}{err}");
-    assert!(out.contains("81 events (tx_data 80, rx_ack 1)"), "{out}");
+    assert!(
+        out.contains("82 events (tx_data 80, rx_ack 1, rx_cnp 1)"),
+        "{out}"
+    );
     assert!(!out.contains("\nflow 1:"), "{out}");
     assert!(out.contains("CONFORMANT: 1 flows"), "{out}");
     let (code, out, err) = &runs[1];

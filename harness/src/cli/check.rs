@@ -494,14 +494,19 @@ fn run_observed(a: &CheckArgs, manifests: &[PathBuf]) -> Result<u8, Failure> {
                 &stats,
                 ccreplay::verdict::Strictness::default(),
             );
+            // The message and its hint, as a golden-file check's ERROR says them.
+            let with_hint = |m: String, h: Option<String>| match h {
+                Some(h) => format!("{m} (hint: {h})"),
+                None => m,
+            };
             let error = findings
                 .iter()
                 .find(|f| f.is_error())
-                .map(|f| f.message.clone())
+                .map(|f| with_hint(f.message.clone(), f.hint.clone()))
                 .or_else(|| {
                     o.insufficient
                         .first()
-                        .map(|w| format!("not enough to judge the sender: {w}"))
+                        .map(|w| with_hint(w.message(), w.hint.clone()))
                 });
             if let Some(e) = error {
                 errors += 1;
@@ -553,14 +558,15 @@ fn run_observed(a: &CheckArgs, manifests: &[PathBuf]) -> Result<u8, Failure> {
                 outln!("ERROR: no trace/model pair could be judged by its sender's packets");
             } else {
                 outln!(
-                    "{ok} of {} judged trace/model pairs conform",
-                    judged + errors
+                    "{ok} of {} judged trace/model pairs conform{}",
+                    judged + errors,
+                    not_compared(0, errors)
                 );
             }
         }
         ReportFormat::Json => outln!(
             "{}",
-            serde_json::json!({"conform": ok, "total": judged + errors, "results": json})
+            serde_json::json!({"conform": ok, "total": judged + errors, "errors": errors, "results": json})
         ),
     }
     if let Some(j) = &a.junit {

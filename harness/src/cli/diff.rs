@@ -270,12 +270,12 @@ pub(crate) fn run(a: DiffArgs) -> Result<u8, Failure> {
         && let Some(why) = o.insufficient.first()
     {
         for w in &o.insufficient[1..] {
-            eprintln!("ccreplay: error: {w}");
+            eprintln!("ccreplay: error: {}", w.reason);
         }
         verdict = Err(Failure {
             code: 2,
-            message: format!("not enough to judge the sender: {why}"),
-            hint: Some("docs/observed.md says what a capture must hold".to_string()),
+            message: why.message(),
+            hint: Some(why.hint()),
         });
     }
     if let Err(f) = verdict {

@@ -297,6 +297,15 @@ pub(crate) fn make_dut(
         "cabi" if !rest.is_empty() => Ok(Box::new(
             CAbiDut::load(Path::new(rest), &setup()?).map_err(dut_failed)?,
         )),
+        // `diff` and `check` judge it; it makes no decisions of its own to write out.
+        "observed" if rest.is_empty() => Err(Failure::input(
+            "`--dut observed` judges the capture's sender against the reference: it has no \
+             decisions of its own to replay",
+            format!(
+                "ccreplay diff {} --dut observed (docs/observed.md)",
+                trace.manifest_path.display()
+            ),
+        )),
         _ => Err(Failure::input(
             format!("cannot use `--dut {spec}`"),
             "use model:NAME, process:COMMAND ARGS..., cabi:LIBRARY or wire (docs/dut.md)"

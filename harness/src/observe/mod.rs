@@ -85,7 +85,30 @@ pub struct Observed {
     /// The observed rate and bytes in flight at each data packet, as decisions.
     pub observed: Side,
     /// Reasons the capture holds too little for a verdict: each an error, never CONFORMANT.
-    pub insufficient: Vec<String>,
+    pub insufficient: Vec<Insufficient>,
+}
+
+/// Why a capture holds too little for a verdict (docs/observed.md "What a capture must hold").
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Insufficient {
+    /// What is missing, with the counts.
+    pub reason: String,
+    /// What capture would do, when more can be said than docs/observed.md's list.
+    pub hint: Option<String>,
+}
+
+impl Insufficient {
+    /// The error message: `not enough to judge the sender: REASON`.
+    pub fn message(&self) -> String {
+        format!("not enough to judge the sender: {}", self.reason)
+    }
+
+    /// The hint: this reason's own, else where docs/observed.md lists what a capture must hold.
+    pub fn hint(&self) -> String {
+        self.hint
+            .clone()
+            .unwrap_or_else(|| "docs/observed.md says what a capture must hold".to_string())
+    }
 }
 
 /// Judge the sender of `trace` against the reference model `spec`.
@@ -213,7 +236,14 @@ pub fn run(
         .flows
         .retain(|f| f.dut_count > 0 || f.reference_count > 0);
     let reads = stats.extract.event_kinds.read_responses;
-    let insufficient = insufficient(trace, spec, &per_flow, &facts, resolution, reads);
+    let mut insufficient: Vec<Insufficient> =
+        insufficient(trace, spec, &per_flow, &facts, resolution, reads)
+            .into_iter()
+            .map(|reason| Insufficient { reason, hint: None })
+            .collect();
+    if per_flow.iter().all(|f| f.decisions == 0) {
+        insufficient.push(nothing_decided(trace, spec, &stats, &per_flow));
+    }
     if !diff_report.ok() {
         let evs = replay::divergence_events(trace, &diff_report, 3);
         crate::diff::attach_events(&mut diff_report, 3, evs);
@@ -228,6 +258,44 @@ pub fn run(
         observed,
         insufficient,
     })
+}
+
+/// The reference made no decision at all: nothing happened that the sender had to react to,
+/// so its packets could only be held to the rate every model starts at — the link rate of the
+/// manifest, which `init` may itself have estimated from these packets. Judging them against
+/// it would be a pass (or a failure) on nothing the congestion control did: nothing compared,
+/// as when `replay` finds no decision (verdict::no_decisions, whose hint says what the
+/// capture lacks).
+fn nothing_decided(
+    trace: &Trace,
+    spec: &ModelSpec,
+    stats: &ReplayStats,
+    facts: &[FlowFacts],
+) -> Insufficient {
+    let r = &stats.extract;
+    let dialect = crate::verdict::dialect_hint(trace);
+    let (message, hint) =
+        crate::verdict::no_decisions(trace, &spec.name, stats.events, r, dialect.as_ref());
+    let packets: u64 = facts.iter().map(|f| f.packets).sum();
+    let rate = trace.manifest.network.link_rate_bps;
+    Insufficient {
+        reason: format!(
+            "{message} — the reference kept the link rate it starts at ({} Gbps, \
+             network.link_rate_bps){}, so the sender's {} data packet{} show nothing of its \
+             congestion control",
+            rate as f64 / 1e9,
+            if windowed(&spec.name) {
+                " and set no window"
+            } else {
+                ""
+            },
+            crate::verdict::n(packets),
+            if packets == 1 { "" } else { "s" }
+        ),
+        hint: Some(format!(
+            "{hint}; docs/observed.md \"What a capture must hold\""
+        )),
+    }
 }
 
 /// What keeps the capture from supporting a verdict (docs/observed.md "What a capture must

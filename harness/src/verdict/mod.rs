@@ -510,6 +510,62 @@ pub fn likely_cause(trace: &Trace, r: &ExtractReport) -> (String, String) {
     )
 }
 
+/// The error of a model that made no decisions on `events` events: (message, hint) — the
+/// hint the likeliest reason, from the capture's early end, a dialect that reads it better
+/// (`dialect`: [`dialect_hint`]), or the event kinds the model decides on and what the
+/// trace holds instead.
+pub fn no_decisions(
+    trace: &Trace,
+    model: &str,
+    events: u64,
+    r: &ExtractReport,
+    dialect: Option<&(String, String)>,
+) -> (String, String) {
+    let name = trace.capture.display();
+    let inputs = model_inputs(model);
+    let kinds = r.event_kinds.nonzero();
+    let present = kinds.iter().any(|(k, _)| inputs.contains(k));
+    let have = kinds
+        .iter()
+        .map(|(k, c)| format!("{k} {}", n(*c)))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let message = format!(
+        "{name}: {model} made no decisions on {} event{} ({have}): nothing to compare",
+        n(events),
+        if events == 1 { "" } else { "s" }
+    );
+    let hint = if let Some(e) = &r.capture_error {
+        format!(
+            "the capture ends early after {} frames ({e}): take it again once the capture has stopped",
+            n(r.packets)
+        )
+    } else if let Some((what, fix)) = dialect {
+        format!("{what}: {fix}")
+    } else if present || inputs.is_empty() {
+        "the model's parameters may keep it from reacting; see docs/models/".to_string()
+    } else if inputs == ["rx_cnp"] && r.events > 0 {
+        // DCQCN's reaction point acts on CNPs alone: an uncongested run has none.
+        format!(
+            "{model} reacts to CNPs only, and none reached the sender: no switch marked its packets while the capture ran, or the capture holds one direction; capture both directions of the port while the flow is congested"
+        )
+    } else if r.event_kinds.read_responses > 0 && inputs.contains(&"rx_ack") {
+        // READ traffic: the requester acknowledges nothing (its responses are the answer),
+        // so a window model has no input; DCQCN's reaction point reacts to CNPs alone.
+        format!(
+            "{model} decides on ACKs, and {} of the data packets are READ responses, which no ACK answers: replay READ traffic with dcqcn, dcqcn-nic or dcqcn-ns3 (docs/verdicts.md \"READ traffic\")",
+            n(r.event_kinds.read_responses)
+        )
+    } else {
+        let (what, fix) = likely_cause(trace, r);
+        format!(
+            "{model} decides on {}, and the trace has none: {what}; {fix}",
+            inputs.join(" / ")
+        )
+    };
+    (message, hint)
+}
+
 /// What a replay of `model` on `trace` found about its own input: errors make the verdict
 /// untrustworthy (exit status 2), warnings are printed on every run.
 pub fn assess(trace: &Trace, model: &str, stats: &ReplayStats, opt: Strictness) -> Vec<Finding> {
@@ -547,46 +603,7 @@ pub fn assess(trace: &Trace, model: &str, stats: &ReplayStats, opt: Strictness) 
     // the oracle; the first packets only, so it costs a few milliseconds).
     let dialect = dialect_hint(trace);
     if stats.decisions == 0 {
-        let inputs = model_inputs(model);
-        let kinds = r.event_kinds.nonzero();
-        let present = kinds.iter().any(|(k, _)| inputs.contains(k));
-        let have = kinds
-            .iter()
-            .map(|(k, c)| format!("{k} {}", n(*c)))
-            .collect::<Vec<_>>()
-            .join(", ");
-        let message = format!(
-            "{name}: {model} made no decisions on {} events ({have}): nothing to compare",
-            n(stats.events)
-        );
-        let hint = if let Some(e) = &r.capture_error {
-            format!(
-                "the capture ends early after {} frames ({e}): take it again once the capture has stopped",
-                n(r.packets)
-            )
-        } else if let Some((what, fix)) = &dialect {
-            format!("{what}: {fix}")
-        } else if present || inputs.is_empty() {
-            "the model's parameters may keep it from reacting; see docs/models/".to_string()
-        } else if inputs == ["rx_cnp"] && r.events > 0 {
-            // DCQCN's reaction point acts on CNPs alone: an uncongested run has none.
-            format!(
-                "{model} reacts to CNPs only, and none reached the sender: no switch marked its packets while the capture ran, or the capture holds one direction; capture both directions of the port while the flow is congested"
-            )
-        } else if r.event_kinds.read_responses > 0 && inputs.contains(&"rx_ack") {
-            // READ traffic: the requester acknowledges nothing (its responses are the answer),
-            // so a window model has no input; DCQCN's reaction point reacts to CNPs alone.
-            format!(
-                "{model} decides on ACKs, and {} of the data packets are READ responses, which no ACK answers: replay READ traffic with dcqcn, dcqcn-nic or dcqcn-ns3 (docs/verdicts.md \"READ traffic\")",
-                n(r.event_kinds.read_responses)
-            )
-        } else {
-            let (what, fix) = likely_cause(trace, r);
-            format!(
-                "{model} decides on {}, and the trace has none: {what}; {fix}",
-                inputs.join(" / ")
-            )
-        };
+        let (message, hint) = no_decisions(trace, model, stats.events, r, dialect.as_ref());
         let misread = dialect.is_some() && r.capture_error.is_none();
         out.push(Finding::error(message, Some(hint)));
         if misread {
