@@ -241,3 +241,43 @@ fn a_capture_whose_every_icrc_fails_says_so() {
         "{err}"
     );
 }
+
+/// A `diff` that differs while `[network]` still holds init's guesses says so: the reference
+/// starts at the link rate, so a guessed rate alone can make a correct NIC differ. A sender
+/// of one-packet SENDs 100 µs apart (the link rate a guess, 1 Gbps), a CNP after the fourth:
+/// DCQCN cuts; against a golden file whose first rate is another, the diff differs, and the
+/// hint names `link_rate_bps` and `mtu_bytes` (one-packet messages: guessed too) — not the
+/// base RTT, which was measured.
+#[test]
+fn a_diff_that_differs_names_the_guessed_network_values() {
+    let dir = common::Scratch::new("init-est-diff");
+    let mut frames = Vec::new();
+    for m in 0..8u32 {
+        let t = T0 + u64::from(m) * 100_000;
+        frames.push((t, frame(A, B, Opcode::RC_SEND_ONLY, 0x20, m, 64)));
+        frames.push((t + 20_003, frame(B, A, Opcode::RC_ACK, 0x10, m, 0)));
+        if m == 3 {
+            frames.push((t + 30_001, frame(B, A, Opcode::CNP, 0x10, 0, 0)));
+        }
+    }
+    write(&dir.join("g.pcap"), &frames);
+    let (code, _, err) = common::run(&dir, &["init", "g.pcap"]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = common::run(&dir, &["replay", "g.toml", "-o", "g.jsonl"]);
+    assert_eq!(code, 0, "{err}");
+    // DCQCN's first cut from the guessed 1 Gbps with alpha 1: Rc / 2 = 500 Mbps. A NIC on a
+    // 10 Gbps link cuts to 5 Gbps.
+    let golden = std::fs::read_to_string(dir.join("g.jsonl")).unwrap();
+    assert!(golden.contains("\"rate_bps\": 500000000,"), "{golden}");
+    let other = golden.replacen("\"rate_bps\": 500000000,", "\"rate_bps\": 5000000000,", 1);
+    std::fs::write(dir.join("other.jsonl"), other).unwrap();
+    let (code, _, err) = common::run(&dir, &["diff", "g.toml", "--golden", "other.jsonl"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains(
+            "link_rate_bps, mtu_bytes are still init's guesses (under `# GUESS`: the capture could not tell)"
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("base_rtt_ns"), "{err}");
+}

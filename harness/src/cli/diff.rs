@@ -375,10 +375,44 @@ pub(crate) fn run(a: DiffArgs) -> Result<u8, Failure> {
             spec.name
         );
     }
+    if !report.ok()
+        && let Ok(m) = std::fs::read_to_string(&trace.manifest_path)
+        && let keys = guessed_network(&m)
+        && !keys.is_empty()
+    {
+        note!(
+            "hint: {}: {} {} still init's {} (under `# GUESS`: the capture could not tell): \
+             the reference runs on {}, so set {} to your network's (docs/manifest.md)",
+            trace.manifest_path.display(),
+            keys.join(", "),
+            if keys.len() == 1 { "is" } else { "are" },
+            if keys.len() == 1 { "guess" } else { "guesses" },
+            if keys.len() == 1 { "it" } else { "them" },
+            if keys.len() == 1 { "it" } else { "them" },
+        );
+    }
     if bad_lines {
         return Ok(2);
     }
     Ok(if report.ok() { 0 } else { 1 })
+}
+
+/// The `[network]` keys whose value `init` wrote under a `# GUESS` comment (the line before),
+/// in the manifest's order.
+fn guessed_network(manifest: &str) -> Vec<&'static str> {
+    const KEYS: [&str; 3] = ["link_rate_bps", "base_rtt_ns", "mtu_bytes"];
+    let mut out = Vec::new();
+    let mut guess = false;
+    for line in manifest.lines().map(str::trim) {
+        let key = line.split('=').next().map(str::trim);
+        if let Some(k) = KEYS.iter().find(|k| key == Some(**k))
+            && guess
+        {
+            out.push(*k);
+        }
+        guess = line.starts_with("# GUESS:");
+    }
+    out
 }
 
 /// Whether `manifest`'s `[[models]]` entry for `model` still carries the parameters `init`
