@@ -296,26 +296,20 @@ fn a_snaplen_capture_is_cut_not_malformed() {
     assert!(summary["malformed"].as_u64().unwrap() > 0, "{summary}");
 }
 
-/// A record of a link type ccreplay does not read — a native InfiniBand capture, as ibdump
-/// and Endace cards write it (ERF, link type 197) — is not malformed: nothing in it is wrong,
-/// ccreplay only does not decode it. The summary counts it as `unsupported_link` (by link type
-/// in `unsupported_link_types`; `other` too, as neither RoCEv2 nor PFC), never as `malformed`;
-/// the run warns with the link types it reads, and `--strict` (which asks for every packet
-/// decoded) still fails. The captures are written byte by byte here: a pcap of three ERF
-/// records, and a pcapng with an Ethernet interface (one RoCEv2 frame of the bundled hpcc
-/// capture) and an ERF interface (two records).
-#[test]
-fn a_link_type_ccreplay_does_not_read_is_unsupported_not_malformed() {
-    let dir = common::Scratch::new("inspect-erf");
+/// ERF type 21 (InfiniBand) record `i`: a 16-byte ERF header, then bytes of an IB packet.
+fn erf(i: u8) -> Vec<u8> {
+    let mut r = vec![0u8; 8]; // timestamp
+    r.extend_from_slice(&[21, 0x04, 0, 40, 0, 0, 0, 24]); // type, flags, rlen, lctr, wlen
+    r.extend_from_slice(&[0xF0 | i, 0x12, 0xFF, 0xFF, 0, 0, 0, 5]); // an LRH
+    r.extend_from_slice(&[0x04, 0, 0xFF, 0xFF, 0, 0, 0, 1, 0, 0, 0, i]); // a BTH
+    r.extend_from_slice(&[0; 4]); // the ICRC
+    r
+}
+
+/// A little-endian pcap (µs, snaplen 65535) of link type 197 (ERF) holding `n` ERF type 21
+/// (InfiniBand) records: a 16-byte ERF header, then bytes of an IB packet (LRH, BTH, ICRC).
+fn erf_pcap(n: u8) -> Vec<u8> {
     // ERF type 21 (InfiniBand) records: a 16-byte ERF header, then bytes of an IB packet.
-    let erf = |i: u8| {
-        let mut r = vec![0u8; 8]; // timestamp
-        r.extend_from_slice(&[21, 0x04, 0, 40, 0, 0, 0, 24]); // type, flags, rlen, lctr, wlen
-        r.extend_from_slice(&[0xF0 | i, 0x12, 0xFF, 0xFF, 0, 0, 0, 5]); // an LRH
-        r.extend_from_slice(&[0x04, 0, 0xFF, 0xFF, 0, 0, 0, 1, 0, 0, 0, i]); // a BTH
-        r.extend_from_slice(&[0; 4]); // the ICRC
-        r
-    };
     // Little-endian pcap, µs timestamps, snaplen 65535, link type 197.
     let mut pcap = 0xA1B2_C3D4u32.to_le_bytes().to_vec();
     pcap.extend_from_slice(&[2, 0, 4, 0]); // version 2.4
@@ -323,7 +317,7 @@ fn a_link_type_ccreplay_does_not_read_is_unsupported_not_malformed() {
         // thiszone, sigfigs, snaplen, link type
         pcap.extend_from_slice(&w.to_le_bytes());
     }
-    for i in 0..3u8 {
+    for i in 0..n {
         let r = erf(i);
         for w in [
             1_700_000_000u32,
@@ -335,6 +329,54 @@ fn a_link_type_ccreplay_does_not_read_is_unsupported_not_malformed() {
         }
         pcap.extend_from_slice(&r);
     }
+    pcap
+}
+
+/// `replay` and `init` on a native InfiniBand capture (the pcap above, 3 ERF records): the
+/// records are skipped as `unsupported_link` — not malformed — and the error says what ccreplay
+/// reads instead of "0 PFC pause frames, 0 other".
+#[test]
+fn replay_and_init_say_a_link_type_they_do_not_read() {
+    let dir = common::Scratch::new("replay-erf");
+    std::fs::write(dir.join("ib.pcap"), erf_pcap(3)).unwrap();
+    std::fs::write(
+        dir.join("ib.toml"),
+        "capture = \"ib.pcap\"\ndialect = \"roce\"\n[capture_point]\nkind = \"sender\"\nhost = \"10.0.0.1\"\n[network]\nlink_rate_bps = 100_000_000_000\nbase_rtt_ns = 8_000\nmtu_bytes = 1000\n[[models]]\nname = \"dcqcn\"\n",
+    )
+    .unwrap();
+    let (code, _, err) = common::run(&dir, &["replay", "ib.toml"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(
+            "3 frames: 0 RoCEv2, 0 events; 3 skipped: 3 of a link type ccreplay does not read"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains("none of the 3 frames is RoCEv2: 3 are of a link type ccreplay does not read (link type 197: 3 records)"),
+        "{err}"
+    );
+    assert!(!err.contains("malformed"), "{err}");
+    let (code, _, err) = common::run(&dir, &["init", "ib.pcap", "-o", "-"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("records of a link type ccreplay does not read (link type 197: 3 records: a native InfiniBand capture carries no RoCEv2)"),
+        "{err}"
+    );
+}
+
+/// A record of a link type ccreplay does not read — a native InfiniBand capture, as ibdump
+/// and Endace cards write it (ERF, link type 197) — is not malformed: nothing in it is wrong,
+/// ccreplay only does not decode it. The summary counts it as `unsupported_link` (by link type
+/// in `unsupported_link_types`; `other` too, as neither RoCEv2 nor PFC), never as `malformed`;
+/// the run warns with the link types it reads, and `--strict` (which asks for every packet
+/// decoded) still fails. The captures are written byte by byte here: a pcap of three ERF
+/// records, and a pcapng with an Ethernet interface (one RoCEv2 frame of the bundled hpcc
+/// capture) and an ERF interface (two records).
+#[test]
+fn a_link_type_ccreplay_does_not_read_is_unsupported_not_malformed() {
+    let dir = common::Scratch::new("inspect-erf");
+    let pcap = erf_pcap(3);
     let path = dir.join("ib.pcap");
     std::fs::write(&path, &pcap).unwrap();
     let inspect = |capture: &std::path::Path, args: &[&str]| {

@@ -98,6 +98,8 @@ pub struct Survey {
     pub read_responses: u64,
     /// UDP packets that are not RoCEv2, by destination port.
     pub other_udp: BTreeMap<u16, u64>,
+    /// Records of link types ccreplay does not read (native InfiniBand, ...), by link type.
+    pub unsupported_links: BTreeMap<u32, u64>,
     /// (data direction, feedback direction) → packets paired by PSN.
     pairs: HashMap<(Direction, Direction), u64>,
     /// Feedback directions → ACKs of a PSN that two QPs to the same peer had sent, neither
@@ -211,6 +213,12 @@ impl Survey {
             let (Some(roce), Some(ip)) = (p.roce.as_ref(), p.ip.as_ref()) else {
                 if let Some(u) = p.udp.filter(|u| u.dst_port != cfg.udp_port) {
                     *s.other_udp.entry(u.dst_port).or_default() += 1;
+                }
+                if p.error.is_some()
+                    && let Err(ccreplay_codecs::capture::LinkError::Unsupported(l)) =
+                        rec.link_start()
+                {
+                    *s.unsupported_links.entry(l).or_default() += 1;
                 }
                 continue;
             };

@@ -21,6 +21,9 @@ pub enum Skip {
     OtherUdpPort,
     /// Neither RoCEv2 nor PFC (ARP, TCP, LLDP, ...).
     NotRoce,
+    /// A record of a link type ccreplay does not read (native InfiniBand, ...): nothing in it
+    /// was decoded, and nothing is wrong with it.
+    UnsupportedLink,
     /// A copy a switch mirrored in another ERSPAN session than the manifest's
     /// `[mirror] session` (docs/wire.md 2.1): not read.
     OtherMirrorSession,
@@ -53,10 +56,11 @@ pub enum Skip {
 
 impl Skip {
     /// Every reason, in report order.
-    pub const ALL: [Skip; 14] = [
+    pub const ALL: [Skip; 15] = [
         Skip::Pfc,
         Skip::OtherUdpPort,
         Skip::NotRoce,
+        Skip::UnsupportedLink,
         Skip::OtherMirrorSession,
         Skip::Malformed,
         Skip::BadIcrc,
@@ -76,6 +80,7 @@ impl Skip {
             Skip::Pfc => "pfc",
             Skip::OtherUdpPort => "other_udp_port",
             Skip::NotRoce => "not_roce",
+            Skip::UnsupportedLink => "unsupported_link",
             Skip::OtherMirrorSession => "other_mirror_session",
             Skip::Malformed => "malformed",
             Skip::BadIcrc => "bad_icrc",
@@ -96,6 +101,7 @@ impl Skip {
             Skip::Pfc => "PFC pause frames",
             Skip::OtherUdpPort => "UDP to another port",
             Skip::NotRoce => "not RoCEv2",
+            Skip::UnsupportedLink => "of a link type ccreplay does not read",
             Skip::OtherMirrorSession => "mirrored in another session than [mirror] session",
             Skip::Malformed => "malformed",
             Skip::BadIcrc => "bad ICRC",
@@ -125,7 +131,11 @@ impl Skip {
     pub fn is_roce(self) -> bool {
         !matches!(
             self,
-            Skip::Pfc | Skip::OtherUdpPort | Skip::NotRoce | Skip::OtherMirrorSession
+            Skip::Pfc
+                | Skip::OtherUdpPort
+                | Skip::NotRoce
+                | Skip::UnsupportedLink
+                | Skip::OtherMirrorSession
         )
     }
 }
@@ -267,6 +277,8 @@ pub struct ExtractReport {
     /// UDP destination ports of UDP packets not to the RoCEv2 port, most first (at most 64
     /// kept).
     pub other_udp_ports: Vec<(u16, u64)>,
+    /// Records of link types ccreplay does not read, per link type, in order of link type.
+    pub unsupported_links: Vec<(u32, u64)>,
     /// ACK / NAK / CNP directions that could not be paired with a data direction, with their
     /// packet counts: (remote IP, local QP, packets).
     pub unpaired_acks: Vec<(IpAddr, u32, u64)>,

@@ -104,6 +104,8 @@ enum What {
     },
     /// UDP to another port.
     OtherUdp(u16),
+    /// A record of a link type the decoder does not read (the link type).
+    UnsupportedLink(u32),
     Skip(Skip),
     /// Of another host: the data sender, if it is data.
     OtherHost(Option<IpAddr>),
@@ -160,6 +162,11 @@ fn pre_event(rec: &Record<'_>, cfg: &DecodeConfig, point: &CapturePoint) -> Pre 
         // mirroring switch's cut (ERSPAN T, `Packet::cut`) counts as the snaplen's.
         pre.cut = true;
     } else if let Some(error) = p.error {
+        // A link type the decoder does not read: not malformed, unread (native InfiniBand).
+        if let Err(ccreplay_codecs::capture::LinkError::Unsupported(link)) = rec.link_start() {
+            pre.what = What::UnsupportedLink(link);
+            return pre;
+        }
         pre.what = What::Malformed {
             frame: rec.frame_number,
             error,
@@ -382,6 +389,15 @@ impl<'t> Apply<'t> {
             What::OtherUdp(port) => {
                 report.skip(Skip::OtherUdpPort);
                 tally(&mut self.ports, port);
+                return;
+            }
+            What::UnsupportedLink(link) => {
+                report.skip(Skip::UnsupportedLink);
+                let links = &mut report.unsupported_links;
+                match links.binary_search_by_key(&link, |&(l, _)| l) {
+                    Ok(i) => links[i].1 += 1,
+                    Err(i) => links.insert(i, (link, 1)),
+                }
                 return;
             }
             What::OtherHost(sender) => {

@@ -183,10 +183,21 @@ pub fn manifest_text(
             .as_ref()
             .map(|e| format!(" (the capture ends early: {e})"))
             .unwrap_or_default();
-        let other = survey
+        let mut other = survey
             .busiest_other_udp()
             .map(|(port, count)| format!("; {} are UDP to port {port}", n(count)))
             .unwrap_or_default();
+        if !survey.unsupported_links.is_empty() {
+            let links: Vec<(u32, u64)> = survey
+                .unsupported_links
+                .iter()
+                .map(|(&l, &c)| (l, c))
+                .collect();
+            other.push_str(&format!(
+                "; records of a link type ccreplay does not read ({}: a native InfiniBand capture carries no RoCEv2)",
+                crate::inspect::unsupported_links(&links)
+            ));
+        }
         // RoCEv2 that none of the readings took whole: say how the closest one failed.
         let b = detection.best();
         let why = if detection.sampled > 0 && !b.misreadings().is_empty() {

@@ -364,6 +364,20 @@ pub fn likely_cause(trace: &Trace, r: &ExtractReport) -> (String, String) {
                 },
             );
         }
+        let unread = r.skipped.get(Skip::UnsupportedLink);
+        if unread > 0 {
+            // Native InfiniBand (ERF 197, IB 247), or another link ccreplay does not read.
+            return (
+                format!(
+                    "none of the {} frames is RoCEv2: {} {} of a link type ccreplay does not read ({})",
+                    n(r.packets),
+                    n(unread),
+                    if unread == 1 { "is" } else { "are" },
+                    crate::inspect::unsupported_links(&r.unsupported_links)
+                ),
+                "ccreplay reads RoCEv2 on link types Ethernet (1), Linux SLL (113) / SLL2 (276) and raw IP (101, 228, 229): a native InfiniBand capture carries no RoCEv2; capture on the Ethernet side".to_string(),
+            );
+        }
         let pfc = r.skipped.get(Skip::Pfc);
         return (
             format!(
