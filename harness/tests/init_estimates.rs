@@ -10,16 +10,15 @@ use std::path::Path;
 
 use ccreplay_codecs::Dialect;
 use ccreplay_codecs::capture::PcapWriter;
-use ccreplay_codecs::frame::{FrameRepr, IpRepr, RoceRepr};
+use ccreplay_codecs::frame::RoceRepr;
 use ccreplay_codecs::ib::{AethRepr, BthRepr, Opcode};
-use ccreplay_codecs::shim::IntConfig;
 
 const A: [u8; 4] = [10, 0, 0, 1];
 const B: [u8; 4] = [10, 0, 0, 2];
 const T0: u64 = 1_700_000_000_000_000_000;
 
-/// A plain RoCEv2 frame from `src` to `dst`: Ethernet 14 + IPv4 20 + UDP 8 + BTH 12 (+ RETH
-/// 16 for WRITE_FIRST, + AETH 4 for an ACK) + payload + ICRC 4 bytes.
+/// A plain RoCEv2 frame from `src` to `dst` (common::synth::emit): Ethernet 14 + IPv4 20 +
+/// UDP 8 + BTH 12 (+ RETH 16 for WRITE_FIRST, + AETH 4 for an ACK) + payload + ICRC 4 bytes.
 fn frame(src: [u8; 4], dst: [u8; 4], opcode: Opcode, qp: u32, psn: u32, payload: usize) -> Vec<u8> {
     let bth = BthRepr {
         opcode,
@@ -35,27 +34,7 @@ fn frame(src: [u8; 4], dst: [u8; 4], opcode: Opcode, qp: u32, psn: u32, payload:
         });
     }
     roce.payload = vec![0x5A; payload];
-    let f = FrameRepr {
-        dst_mac: [2, 0, 0, 0, 0, dst[3]],
-        src_mac: [2, 0, 0, 0, 0, src[3]],
-        vlans: [None, None],
-        ip: IpRepr::V4 {
-            src,
-            dst,
-            dscp: 26,
-            ecn: 2,
-            ttl: 64,
-            identification: 0,
-            options: vec![],
-        },
-        udp_src_port: 49152,
-        udp_dst_port: 4791,
-        roce,
-    };
-    let mut out = Vec::new();
-    f.emit(Dialect::Roce, IntConfig::default(), &mut out)
-        .unwrap();
-    out
+    common::synth::emit(Dialect::Roce, src, dst, roce)
 }
 
 fn write(path: &Path, frames: &[(u64, Vec<u8>)]) {

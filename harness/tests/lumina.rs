@@ -238,22 +238,7 @@ fn a_lumina_dump_replays_at_the_responder_by_the_switchs_clock() {
         &seqs,
         &format!("lumina_port = {DUMPER_PORT}\nclock = \"switch\""),
     );
-    let (code, _, err) = common::run(
-        &dir,
-        &[
-            "replay",
-            "cnp.toml",
-            "-o",
-            "d.jsonl",
-            "--emit-events",
-            "e.jsonl",
-        ],
-    );
-    assert_eq!(code, 0, "{err}");
-    assert!(
-        err.contains("10 frames: 10 RoCEv2, 6 events (rx_data 6); 4 skipped: 2 dropped or corrupted by the switch on the way (Lumina events), 2 ACK/NAK/CNP sent by the receiver"),
-        "{err}"
-    );
+    let err = replay_the_responder(&dir, "cnp.toml");
     assert!(
         err.contains(
             "10 Lumina copies (events injected by the switch: 6 none, 1 drop, 2 ECN, 1 bit error)"
@@ -262,6 +247,25 @@ fn a_lumina_dump_replays_at_the_responder_by_the_switchs_clock() {
     );
     assert!(
         err.contains("6 events timed by the mirroring switch's clock (Lumina, 1 ns units)"),
+        "{err}"
+    );
+}
+
+/// Replay [`the_dump`] at the responder from `manifest` in `dir` and check what the first
+/// test's comment works out (events, times, marks, the first CNP); the run's stderr.
+fn replay_the_responder(dir: &Path, manifest: &str) -> String {
+    let args = [
+        "replay",
+        manifest,
+        "-o",
+        "d.jsonl",
+        "--emit-events",
+        "e.jsonl",
+    ];
+    let (code, _, err) = common::run(dir, &args);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("10 frames: 10 RoCEv2, 6 events (rx_data 6); 4 skipped: 2 dropped or corrupted by the switch on the way (Lumina events), 2 ACK/NAK/CNP sent by the receiver"),
         "{err}"
     );
     let events = read_jsonl(&dir.join("e.jsonl"));
@@ -291,6 +295,7 @@ fn a_lumina_dump_replays_at_the_responder_by_the_switchs_clock() {
     assert_eq!(decisions[0]["t"].as_u64(), Some(t(2_000)));
     assert_eq!(decisions[0]["send_cnp"].as_bool(), Some(true));
     assert_eq!(decisions[0]["cause"]["index"].as_u64(), Some(2));
+    err
 }
 
 /// Copies the dump servers lost, or that are out of the switch's order, make the replay an
@@ -729,29 +734,7 @@ fn the_dumpers_files_replay_as_the_switchs_copies() {
         "lumina_port = 4791\nclock = \"switch\"",
     );
     as_the_dumper_writes(&dir, "cnp");
-    let args = [
-        "replay",
-        "cnp.toml",
-        "-o",
-        "d.jsonl",
-        "--emit-events",
-        "e.jsonl",
-    ];
-    let (code, _, err) = common::run(&dir, &args);
-    assert_eq!(code, 0, "{err}");
-    assert!(
-        err.contains("10 frames: 10 RoCEv2, 6 events (rx_data 6); 4 skipped: 2 dropped or corrupted by the switch on the way (Lumina events), 2 ACK/NAK/CNP sent by the receiver"),
-        "{err}"
-    );
-    let events = read_jsonl(&dir.join("e.jsonl"));
-    let psns: Vec<u64> = events.iter().map(|e| e["psn"].as_u64().unwrap()).collect();
-    assert_eq!(psns, [0, 1, 2, 3, 5, 7]);
-    let t = |at_ns: u64| CAPTURE_T0 + 100 + at_ns;
-    let times: Vec<u64> = events.iter().map(|e| e["t"].as_u64().unwrap()).collect();
-    assert_eq!(times, [0, 1_000, 2_000, 3_000, 5_000, 7_000].map(t));
-    let decisions = read_jsonl(&dir.join("d.jsonl"));
-    assert_eq!(decisions[0]["t"].as_u64(), Some(t(2_000)));
-    assert_eq!(decisions[0]["send_cnp"].as_bool(), Some(true));
+    replay_the_responder(&dir, "cnp.toml");
 
     let (code, _, err) = common::run(&dir, &["init", "cnp.pcap", "-o", "i.toml"]);
     let text = std::fs::read_to_string(dir.join("i.toml")).unwrap_or_else(|_| panic!("{err}"));

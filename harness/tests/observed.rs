@@ -762,4 +762,10 @@ fn flows_with_nothing_compared_or_decided_are_left_out() {
         "{out}"
     );
     assert!(out.contains("CONFORMANT: 2 flows"), "{out}");
+    // Flow 0's 80 packets had no decision to follow (the CNP went to flow 1): judged, against
+    // the link rate only, and its header line says so.
+    assert!(
+        out.contains("flow 0: 80 data packets, 0 ACK/NAK, 0 reference decisions (nothing to react to: held to the link rate only)\n"),
+        "{out}"
+    );
 }

@@ -394,6 +394,11 @@ pub fn render_header(a: &Allowances, tap: &TapFacts, facts: &[FlowFacts]) -> Str
             "  flow {i}: {} data packets, {} ACK/NAK, {} reference decisions",
             f.packets, f.acks, f.decisions
         );
+        if f.decisions == 0 {
+            // Another flow's decisions make the run a verdict; this one is held to the
+            // starting link rate only (docs/observed.md).
+            s.push_str(" (nothing to react to: held to the link rate only)");
+        }
         if f.lost > 0 {
             let _ = write!(s, ", {} data packets the tap missed (PSN gaps)", f.lost);
         }

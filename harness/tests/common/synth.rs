@@ -28,6 +28,12 @@ pub fn frame(
         roce.aeth = aeth;
     }
     roce.payload = vec![0x5A; payload];
+    emit(Dialect::Hpcc, src, dst, roce)
+}
+
+/// `roce` in a frame of `dialect` from `src` to `dst`: MACs 02:..:01 to 02:..:02, DSCP 26,
+/// ECT(0), TTL 64, UDP 49152 to 4791, its ICRC computed.
+pub fn emit(dialect: Dialect, src: [u8; 4], dst: [u8; 4], roce: RoceRepr) -> Vec<u8> {
     let f = FrameRepr {
         dst_mac: [2, 0, 0, 0, 0, 2],
         src_mac: [2, 0, 0, 0, 0, 1],
@@ -46,8 +52,7 @@ pub fn frame(
         roce,
     };
     let mut out = Vec::new();
-    f.emit(Dialect::Hpcc, IntConfig::default(), &mut out)
-        .unwrap();
+    f.emit(dialect, IntConfig::default(), &mut out).unwrap();
     out
 }
 
