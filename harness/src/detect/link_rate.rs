@@ -177,9 +177,10 @@ pub fn estimate(runs: Option<&LinkRuns>, grain_ns: u64) -> Estimate {
         format!(" (timestamps to {g} ns: {} or more)", rate_text(lo))
     };
     let fits: Vec<f64> = if hi <= lo * SNAP {
-        // Exact enough: the rate its spacing reads, snapped.
+        // Exact enough: the rate its spacing reads, snapped (15 % off included, as a range
+        // fits a rate and a run of 4 agrees with one).
         let n = nearest(point);
-        if (n / point).ln().abs() < SNAP.ln() {
+        if (n / point).ln().abs() <= SNAP.ln() {
             vec![n]
         } else {
             vec![]
@@ -388,6 +389,201 @@ mod tests {
                 bytes: 3 * 1_024,
                 first_len: 1_000
             })
+        );
+    }
+
+    /// `frames` (time, length) as [`runs_of`] keeps them, estimated with timestamps to `g` ns.
+    fn estimate_of(frames: &[(u64, u64)], g: u64) -> Estimate {
+        estimate(Some(&runs_of(frames)), g)
+    }
+
+    /// The fastest pair is kept wherever it comes: four pairs of 1,001-byte frames (1,025
+    /// bytes with the 24) 1 ms apart, 400, 328, 327 and 500 ns from first to second. By their
+    /// floors (bits over span + 1 ns) 8,200 / 401, / 329, / 328, / 501: the third is the
+    /// fastest, 25.00 Gbps, and beats the second (25.00 against 24.92 Gbps) by 1 ns alone.
+    /// The pairs across a millisecond, and every run of 4 or 8 frames, are slower.
+    #[test]
+    fn the_fastest_run_of_a_length_is_kept_wherever_it_comes() {
+        let frames: Vec<(u64, u64)> = [400u64, 328, 327, 500]
+            .iter()
+            .enumerate()
+            .flat_map(|(i, &span)| {
+                let t = 1_000_000 * (i as u64 + 1);
+                [(t, 1_001), (t + span, 1_001)]
+            })
+            .collect();
+        assert_eq!(
+            runs_of(&frames).best[0],
+            Some(Run {
+                frames: 2,
+                span_ns: 327,
+                bytes: 1_025,
+                first_len: 1_001
+            })
+        );
+    }
+
+    /// Of two equally fast runs the first stays (a later run must be faster to replace it):
+    /// 1,001 bytes (1,025 with the 24) 327 ns apart, and 1 ms later 2,026 bytes (2,050) 655 ns
+    /// apart: floors 8,200 bits / 328 ns and 16,400 / 656, both 25 Gbps exactly
+    /// (1,025 × 656 = 2,050 × 328 = 672,400).
+    #[test]
+    fn the_first_of_equally_fast_runs_stays() {
+        let frames = [
+            (1_000_000, 1_001),
+            (1_000_327, 1_001),
+            (2_000_000, 2_026),
+            (2_000_655, 2_026),
+        ];
+        assert_eq!(
+            runs_of(&frames).best[0],
+            Some(Run {
+                frames: 2,
+                span_ns: 327,
+                bytes: 1_025,
+                first_len: 1_001
+            })
+        );
+        let e = estimate_of(&frames, 1);
+        assert!(
+            e.how
+                .starts_with("two data frames 327 ns apart, the first of 1001 B"),
+            "{}",
+            e.how
+        );
+    }
+
+    /// Microsecond times over a run long enough are exact to 1 %, and the unit goes unsaid:
+    /// 32 frames of 976 bytes (1,000 with the 24, 8,000 bits) 8,000 ns apart, a 1 Gbps link.
+    /// Floors (bits over span + 1,000 ns): 32 frames 31 × 8,000 = 248,000 bits / 249,000 ns =
+    /// 995.98 Mbps, the highest; 16 frames 120,000 / 121,000 = 991.74 Mbps, within 1 % of it;
+    /// 8 frames 56,000 / 57,000 = 982.46 Mbps, not. Their ranges (highest over lowest): 16
+    /// frames 121,000 / 119,000 = 1.0168; 32 frames 249,000 / 247,000 = 1.0081, within 1 %:
+    /// exact. 248,000 bits in 248,000 ns: 1.00 Gbps.
+    #[test]
+    fn a_range_within_one_percent_is_exact() {
+        let frames: Vec<(u64, u64)> = (0..32u64).map(|i| (1_000_000 + i * 8_000, 976)).collect();
+        let e = estimate_of(&frames, 1_000);
+        assert_eq!(
+            e,
+            Estimate {
+                value: 1_000_000_000,
+                how: "32 consecutive data frames in 248000 ns, 31000 B before the last (with 24 B each of preamble, gap and FCS): 1.00 Gbps, the nearest Ethernet rate".into(),
+                measured: true,
+            }
+        );
+    }
+
+    /// An exact reading is snapped to the nearest Ethernet rate, not to every rate within 15 %
+    /// of it: 4 frames of 976 bytes (1,000 with the 24) 160 ns apart, 50 Gbps to the bit.
+    /// Floors (bits over span + 1 ns): a pair 8,000 / 161 = 49.69 Gbps, the 4 frames 24,000 /
+    /// 481 = 49.90 Gbps (within 1 %); ranges 161 / 159 = 1.013 and 481 / 479 = 1.004: the 4
+    /// frames speak, 24,000 bits in 480 ns, 50.00 Gbps — 50 Gbps, though 56 Gbps is within
+    /// 15 % too (56 / 50 = 1.12).
+    #[test]
+    fn an_exact_reading_is_the_nearest_rate_alone() {
+        let frames: Vec<(u64, u64)> = (0..4u64).map(|i| (1_000_000 + i * 160, 976)).collect();
+        let e = estimate_of(&frames, 1);
+        assert_eq!(
+            e,
+            Estimate {
+                value: 50_000_000_000,
+                how: "4 consecutive data frames in 480 ns, 3000 B before the last (with 24 B each of preamble, gap and FCS): 50.00 Gbps, the nearest Ethernet rate".into(),
+                measured: true,
+            }
+        );
+    }
+
+    /// When the unit leaves a range, an Ethernet rate within 15 % of it fits, below it or
+    /// above. 8 frames 1 µs apart as written (g = 1,000 ns), so 7 × (len + 24) × 8 bits over
+    /// 7,000 ± 1,000 ns; runs of 2 and 4 frames prove less (bits over 2,000 and 4,000 ns).
+    ///
+    /// - 3,676 bytes (3,700 with the 24): 207,200 bits, between 207,200 / 8,000 = 25.90 Gbps
+    ///   and / 6,000 = 34.53 Gbps, read as / 7,000 = 29.60 Gbps (pairs 29,600 / 2,000 = 14.8,
+    ///   runs of 4 88,800 / 4,000 = 22.2 Gbps). 25 Gbps fits (25 × 1.15 = 28.75 ≥ 25.90);
+    ///   40 does not (40 > 34.53 × 1.15 = 39.71), nor 10 (11.5 < 25.90).
+    /// - 2,476 bytes (2,500): 140,000 bits, between 17.50 and 23.33 Gbps, read as 20.00
+    ///   (pairs 10, runs of 4 15 Gbps). 25 Gbps fits (25 ≤ 23.33 × 1.15 = 26.83); 10 does not
+    ///   (11.5 < 17.50), nor 40.
+    #[test]
+    fn a_rate_within_fifteen_percent_of_a_range_fits_it() {
+        let at = |len: u64| -> Vec<(u64, u64)> {
+            (0..8u64).map(|i| (1_000_000 + i * 1_000, len)).collect()
+        };
+        assert_eq!(
+            estimate_of(&at(3_676), 1_000),
+            Estimate {
+                value: 25_000_000_000,
+                how: "8 consecutive data frames in 7000 ns, 25900 B before the last (with 24 B each of preamble, gap and FCS): 29.60 Gbps (timestamps to 1000 ns: between 25.90 Gbps and 34.53 Gbps), the nearest Ethernet rate".into(),
+                measured: true,
+            }
+        );
+        assert_eq!(
+            estimate_of(&at(2_476), 1_000),
+            Estimate {
+                value: 25_000_000_000,
+                how: "8 consecutive data frames in 7000 ns, 17500 B before the last (with 24 B each of preamble, gap and FCS): 20.00 Gbps (timestamps to 1000 ns: between 17.50 Gbps and 23.33 Gbps), the nearest Ethernet rate".into(),
+                measured: true,
+            }
+        );
+    }
+
+    /// No Ethernet rate within 15 % of the reading: the link is assumed the slowest rate its
+    /// floor can be read as. 976 bytes (1,000 with the 24) 278 ns apart: 8,000 bits / 278 ns =
+    /// 28.78 Gbps, 15.1 % above 25 Gbps (and 40 / 28.78 = 1.39), so no rate; the floor,
+    /// 8,000 / 279 = 28.67 Gbps, is within 25 Gbps × 1.15 = 28.75: 25 Gbps, not 40.
+    #[test]
+    fn no_rate_fits_and_the_floor_names_the_slowest_it_can_be() {
+        let e = estimate_of(&[(1_000_000, 976), (1_000_278, 976)], 1);
+        assert_eq!(
+            e,
+            Estimate {
+                value: 25_000_000_000,
+                how: "two data frames 278 ns apart, the first of 976 B (+24 B preamble, gap and FCS): 28.78 Gbps, no Ethernet rate (not sent back to back, or times that are not the wire's); the link is at least that fast: 25 Gbps assumed, set your link's rate".into(),
+                measured: false,
+            }
+        );
+    }
+
+    /// A pair's rate is measured when a run of 4 reads it within 15 %, though slower: 1,000-byte
+    /// frames (1,024 with the 24, 8,192 bits) 330, 400 and 340 ns apart. The pairs' floors
+    /// 8,192 / 331 = 24.75, / 401, / 341 Gbps; the 4 frames' 24,576 / 1,071 = 22.95 Gbps is
+    /// not within 1 % of 24.75: the first pair speaks, 8,192 / 330 = 24.82 Gbps, 25 Gbps.
+    /// The 4 frames read at most 24,576 / 1,069 = 22.99 Gbps, and 22.99 × 1.15 = 26.44 ≥ 25.
+    #[test]
+    fn a_run_of_four_within_fifteen_percent_confirms_a_pair() {
+        let frames = [
+            (1_000_000, 1_000),
+            (1_000_330, 1_000),
+            (1_000_730, 1_000),
+            (1_001_070, 1_000),
+        ];
+        assert_eq!(
+            estimate_of(&frames, 1),
+            Estimate {
+                value: 25_000_000_000,
+                how: "two data frames 330 ns apart, the first of 1000 B (+24 B preamble, gap and FCS): 24.82 Gbps, the nearest Ethernet rate".into(),
+                measured: true,
+            }
+        );
+    }
+
+    /// "Within 15 %" includes 15 % itself, as a range's fit and a run's agreement do: 4 frames
+    /// of 976 bytes (1,000 with the 24, 8,000 bits) 9,200 ns apart read 8,000 / 9,200 =
+    /// 869.57 Mbps, 1 Gbps / 1.15 (in f64 too: 1 Gbps over it rounds to the f64 1.15). The
+    /// floors: pairs 8,000 / 9,201, the 4 frames 24,000 / 27,601 (within 1 %); ranges 9,201 /
+    /// 9,199 and 27,601 / 27,599, both within 1 %: the pair speaks. The 4 frames read at most
+    /// 24,000 / 27,599 = 869.60 Mbps, and × 1.15 = 1.00004 Gbps ≥ 1 Gbps: measured.
+    #[test]
+    fn fifteen_percent_off_is_within_fifteen_percent() {
+        let frames: Vec<(u64, u64)> = (0..4u64).map(|i| (1_000_000 + i * 9_200, 976)).collect();
+        assert_eq!(
+            estimate_of(&frames, 1),
+            Estimate {
+                value: 1_000_000_000,
+                how: "two data frames 9200 ns apart, the first of 976 B (+24 B preamble, gap and FCS): 869.57 Mbps, the nearest Ethernet rate".into(),
+                measured: true,
+            }
         );
     }
 }
