@@ -106,13 +106,88 @@ fn the_base_rtt_is_the_senders_own() {
         text.contains("kind = \"sender\"\nhost = \"10.0.0.1\""),
         "{text}"
     );
+    // Nanosecond times (24 ns apart): no unit to name.
     assert!(
-        text.contains("# measured: the smallest data-to-ACK delay of 3 ACKs"),
+        text.contains("# measured: the smallest data-to-ACK delay of 3 ACKs (timestamps at the tap; set the device's configured T if it differs)\nbase_rtt_ns = 10000\n"),
         "{text}"
     );
-    assert!(text.contains("\nbase_rtt_ns = 10000\n"), "{text}");
     assert!(
         text.contains("# measured: the largest data payload seen (a full packet of a multi-packet message)\nmtu_bytes = 1024\n"),
+        "{text}"
+    );
+}
+
+/// Times to the microsecond (every one a multiple of 1,000 ns, not all of 10,000): the
+/// base RTT names the unit. Three SENDs 1 ms apart, each answered 12,000 ns later: 12,000.
+#[test]
+fn a_microsecond_captures_base_rtt_names_its_unit() {
+    let dir = common::Scratch::new("init-est-rtt-us");
+    let mut frames = Vec::new();
+    for m in 0..3u32 {
+        let t = T0 + 1_000 + u64::from(m) * 1_000_000;
+        frames.push((t, frame(A, B, Opcode::RC_SEND_ONLY, 0x20, m, 64)));
+        frames.push((t + 12_000, frame(B, A, Opcode::RC_ACK, 0x10, m, 0)));
+    }
+    write(&dir.join("us.pcap"), &frames);
+    let (code, text, err) = init(&dir, "us", &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        text.contains("# measured: the smallest data-to-ACK delay of 3 ACKs (timestamps at the tap, to 1000 ns; set the device's configured T if it differs)\nbase_rtt_ns = 12000\n"),
+        "{text}"
+    );
+}
+
+/// A sender with no round trip to read: its base RTT is a GUESS of 10 µs. Three SENDs of
+/// 10.0.0.1 1 ms apart, (1) answered by no ACK; (2) each answered by an ACK on the SEND's own
+/// timestamp (a host's stamps): the smallest delay, 0 ns, is no round trip either.
+#[test]
+fn a_sender_without_a_round_trip_guesses_its_base_rtt() {
+    let dir = common::Scratch::new("init-est-no-rtt");
+    for (name, ack) in [("none", None), ("same", Some(0))] {
+        let mut frames = Vec::new();
+        for m in 0..3u32 {
+            let t = T0 + u64::from(m) * 1_000_000;
+            frames.push((t, frame(A, B, Opcode::RC_SEND_ONLY, 0x20, m, 64)));
+            if let Some(d) = ack {
+                frames.push((t + d, frame(B, A, Opcode::RC_ACK, 0x10, m, 0)));
+            }
+        }
+        write(&dir.join(format!("{name}.pcap")), &frames);
+        let (code, text, err) = init(&dir, name, &[]);
+        assert_eq!(code, 0, "{name}: {err}");
+        assert!(
+            text.contains("kind = \"sender\"\nhost = \"10.0.0.1\""),
+            "{name}: {text}"
+        );
+        assert!(
+            text.contains("# GUESS: no ACK answers a data packet's PSN: 10 µs assumed; set your network's base RTT\nbase_rtt_ns = 10000\n"),
+            "{name}: {text}"
+        );
+    }
+}
+
+/// At a READ's responder the data are READ responses, which no ACK answers: the base RTT is
+/// a GUESS that says so. 10.0.0.2 asks 10.0.0.1 for 256 bytes three times, 1 ms apart; each
+/// READ_RESPONSE_ONLY leaves 10.0.0.1 5 µs after its request: 3 data packets sent, none
+/// received, so 10.0.0.1 is the sender.
+#[test]
+fn a_read_responders_base_rtt_is_a_guess_that_says_why() {
+    let dir = common::Scratch::new("init-est-read");
+    let mut frames = Vec::new();
+    for m in 0..3u32 {
+        let t = T0 + u64::from(m) * 1_000_000;
+        frames.push((t, frame(B, A, Opcode(0x0C), 0x20, m, 0)));
+        frames.push((t + 5_000, frame(A, B, Opcode(0x10), 0x10, m, 256)));
+    }
+    write(&dir.join("read.pcap"), &frames);
+    let (code, text, err) = init(&dir, "read", &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        text.contains("kind = \"sender\"\nhost = \"10.0.0.1\""),
+        "{text}"
+    );
+    assert!(
+        text.contains("# GUESS: no ACK answers a data packet's PSN (READ responses are acknowledged by none): 10 µs assumed; set your network's base RTT\nbase_rtt_ns = 10000\n"),
         "{text}"
     );
 }
