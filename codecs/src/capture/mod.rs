@@ -45,6 +45,28 @@ pub use source::{BlockSource, SliceSource, Source, StreamSource};
 pub use ts::{TsGrain, TsResolution, pcapng_ts_ns};
 pub use writer::PcapWriter;
 
+/// Count `n` more records of link type `link` in `list`, kept in order of link type (the
+/// records of link types no decoder here reads, as inspect, replay and init report them).
+pub fn count_link(list: &mut Vec<(u32, u64)>, link: u32, n: u64) {
+    match list.binary_search_by_key(&link, |&(l, _)| l) {
+        Ok(i) => list[i].1 += n,
+        Err(i) => list.insert(i, (link, n)),
+    }
+}
+
+/// `list` in words: `link type 197: 43 records, link type 247: 1 record`.
+pub fn describe_links(list: &[(u32, u64)]) -> String {
+    list.iter()
+        .map(|(l, n)| {
+            format!(
+                "link type {l}: {n} record{}",
+                if *n == 1 { "" } else { "s" }
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// Largest captured length a record may have: 256 KiB, Wireshark's `WTAP_MAX_PACKET_SIZE_STANDARD`.
 pub const MAX_PACKET_BYTES: usize = 262_144;
 

@@ -170,7 +170,7 @@ pub(crate) fn run(a: InspectArgs) -> Result<u8, Failure> {
                     a.file,
                     summary.unsupported_link,
                     summary.packets,
-                    inspect::unsupported_links(&summary.unsupported_link_types)
+                    ccreplay_codecs::capture::describe_links(&summary.unsupported_link_types)
                 );
             }
             if a.strict && summary.malformed > 0 {

@@ -99,7 +99,7 @@ pub struct Survey {
     /// UDP packets that are not RoCEv2, by destination port.
     pub other_udp: BTreeMap<u16, u64>,
     /// Records of link types ccreplay does not read (native InfiniBand, ...), by link type.
-    pub unsupported_links: BTreeMap<u32, u64>,
+    pub unsupported_links: Vec<(u32, u64)>,
     /// (data direction, feedback direction) → packets paired by PSN.
     pairs: HashMap<(Direction, Direction), u64>,
     /// Feedback directions → ACKs of a PSN that two QPs to the same peer had sent, neither
@@ -218,7 +218,7 @@ impl Survey {
                     && let Err(ccreplay_codecs::capture::LinkError::Unsupported(l)) =
                         rec.link_start()
                 {
-                    *s.unsupported_links.entry(l).or_default() += 1;
+                    ccreplay_codecs::capture::count_link(&mut s.unsupported_links, l, 1);
                 }
                 continue;
             };

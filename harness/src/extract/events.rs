@@ -393,11 +393,7 @@ impl<'t> Apply<'t> {
             }
             What::UnsupportedLink(link) => {
                 report.skip(Skip::UnsupportedLink);
-                let links = &mut report.unsupported_links;
-                match links.binary_search_by_key(&link, |&(l, _)| l) {
-                    Ok(i) => links[i].1 += 1,
-                    Err(i) => links.insert(i, (link, 1)),
-                }
+                ccreplay_codecs::capture::count_link(&mut report.unsupported_links, link, 1);
                 return;
             }
             What::OtherHost(sender) => {

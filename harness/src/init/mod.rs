@@ -188,14 +188,9 @@ pub fn manifest_text(
             .map(|(port, count)| format!("; {} are UDP to port {port}", n(count)))
             .unwrap_or_default();
         if !survey.unsupported_links.is_empty() {
-            let links: Vec<(u32, u64)> = survey
-                .unsupported_links
-                .iter()
-                .map(|(&l, &c)| (l, c))
-                .collect();
             other.push_str(&format!(
                 "; records of a link type ccreplay does not read ({}: a native InfiniBand capture carries no RoCEv2)",
-                crate::inspect::unsupported_links(&links)
+                ccreplay_codecs::capture::describe_links(&survey.unsupported_links)
             ));
         }
         // RoCEv2 that none of the readings took whole: say how the closest one failed.

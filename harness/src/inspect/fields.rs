@@ -371,7 +371,7 @@ pub(super) fn run(
                     super::Damage::Cut => c.cut_by_snaplen += 1,
                     super::Damage::Malformed => c.malformed += 1,
                     super::Damage::UnsupportedLink(link) => {
-                        super::add_link(&mut c.unsupported_link, link, 1)
+                        ccreplay_codecs::capture::count_link(&mut c.unsupported_link, link, 1)
                     }
                     super::Damage::None => {}
                 }
@@ -399,7 +399,7 @@ pub(super) fn run(
         s.malformed += c.malformed;
         for (link, n) in c.unsupported_link {
             s.unsupported_link += n;
-            super::add_link(&mut s.unsupported_link_types, link, n);
+            ccreplay_codecs::capture::count_link(&mut s.unsupported_link_types, link, n);
         }
         s.cut_by_snaplen += c.cut_by_snaplen;
         s.warnings += c.warnings;

@@ -15,7 +15,7 @@ use std::io::{self, Write};
 use std::net::IpAddr;
 
 use ccreplay_codecs::DecodeConfig;
-use ccreplay_codecs::capture::{CaptureReader, LinkError, Record};
+use ccreplay_codecs::capture::{CaptureReader, LinkError, Record, count_link};
 use ccreplay_codecs::packet::Packet;
 
 pub mod fields;
@@ -162,7 +162,7 @@ impl Tally {
             Damage::Malformed => self.s.malformed += 1,
             Damage::UnsupportedLink(link) => {
                 self.s.unsupported_link += 1;
-                add_link(&mut self.s.unsupported_link_types, link, 1);
+                count_link(&mut self.s.unsupported_link_types, link, 1);
             }
             Damage::None => {}
         }
@@ -210,7 +210,7 @@ impl Tally {
         a.malformed += b.malformed;
         a.unsupported_link += b.unsupported_link;
         for (link, n) in b.unsupported_link_types {
-            add_link(&mut a.unsupported_link_types, link, n);
+            count_link(&mut a.unsupported_link_types, link, n);
         }
         a.cut_by_snaplen += b.cut_by_snaplen;
         a.warnings += b.warnings;
@@ -352,20 +352,6 @@ fn run_inner(
     Ok(summary)
 }
 
-/// `link type 197: 43 records, link type 247: 1 record`.
-pub fn unsupported_links(links: &[(u32, u64)]) -> String {
-    links
-        .iter()
-        .map(|(l, n)| {
-            format!(
-                "link type {l}: {n} record{}",
-                if *n == 1 { "" } else { "s" }
-            )
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 /// How a record counts in the summary.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Damage {
@@ -391,14 +377,6 @@ pub(crate) fn damage(rec: &Record<'_>, p: &Packet<'_>) -> Damage {
             Err(LinkError::Unsupported(link)) => Damage::UnsupportedLink(link),
             _ => Damage::Malformed,
         },
-    }
-}
-
-/// Count `n` more records of `link` in a list kept in order of link type.
-pub(crate) fn add_link(list: &mut Vec<(u32, u64)>, link: u32, n: u64) {
-    match list.binary_search_by_key(&link, |&(l, _)| l) {
-        Ok(i) => list[i].1 += n,
-        Err(i) => list.insert(i, (link, n)),
     }
 }
 

@@ -134,7 +134,7 @@ pub(super) fn write_text_summary(buf: &mut Vec<u8>, s: &Summary) {
             buf,
             "{} of a link type ccreplay does not read ({}): not decoded — not malformed",
             s.unsupported_link,
-            super::unsupported_links(&s.unsupported_link_types)
+            ccreplay_codecs::capture::describe_links(&s.unsupported_link_types)
         );
     }
     for (op, n) in &s.by_opcode {

@@ -373,7 +373,7 @@ pub fn likely_cause(trace: &Trace, r: &ExtractReport) -> (String, String) {
                     n(r.packets),
                     n(unread),
                     if unread == 1 { "is" } else { "are" },
-                    crate::inspect::unsupported_links(&r.unsupported_links)
+                    ccreplay_codecs::capture::describe_links(&r.unsupported_links)
                 ),
                 "ccreplay reads RoCEv2 on link types Ethernet (1), Linux SLL (113) / SLL2 (276) and raw IP (101, 228, 229): a native InfiniBand capture carries no RoCEv2; capture on the Ethernet side".to_string(),
             );
