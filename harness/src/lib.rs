@@ -22,6 +22,7 @@ pub mod manifest;
 pub mod models;
 pub mod observe;
 pub mod outfile;
+pub mod path;
 pub mod protocol;
 pub mod replay;
 pub mod report;

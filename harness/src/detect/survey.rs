@@ -15,6 +15,7 @@ use ccreplay_codecs::mirror_clock::{Stamp, SwitchClock, SwitchClockReport};
 use ccreplay_codecs::{DecodeConfig, Packet};
 
 use super::link_rate::{self, LinkRuns, Recent};
+use crate::path::{Fate, PathKey, PathPair, Points};
 
 /// One direction of RoCEv2 traffic: packets from `src` to `dst` with this DestQP.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -126,6 +127,15 @@ pub struct Survey {
     /// (the session it was first seen in, the other) → packets, among the first
     /// [`MAX_IDENTITIES`] packets of the capture.
     pub copied: BTreeMap<(Option<u16>, Option<u16>), u64>,
+    /// RoCEv2 packets seen again at another point of their path (a TTL lower by the routers
+    /// between: crate::path), left out of every count and estimate but the base RTT's (which
+    /// times the ACKs nearest the data's sender).
+    pub path_copies: u64,
+    /// The first of them.
+    pub path_pair: Option<PathPair>,
+    /// The TTL of the ACKs `min_rtt` timed, per data sender: the lowest seen, the point
+    /// nearest the sender when the capture holds two.
+    rtt_ttl: BTreeMap<IpAddr, u8>,
 }
 
 /// The data packet last sent with a PSN, as the ACKs of that PSN find it.
@@ -163,6 +173,22 @@ pub const MAX_IDENTITIES: usize = 1 << 16;
 const MAX_PENDING: usize = 1 << 20;
 
 impl Survey {
+    /// A data-to-ACK delay `d` of `sender`'s, its ACK seen with `ttl`: the smallest delay of
+    /// the ACKs with the lowest TTL counts (nearest the sender, when the capture holds a packet
+    /// at two points of its path; with one point every ACK of a path has the same).
+    fn rtt_sample(&mut self, sender: IpAddr, d: u64, ttl: u8) {
+        let lowest = self.rtt_ttl.entry(sender).or_insert(ttl);
+        if ttl > *lowest {
+            return;
+        }
+        if ttl < *lowest {
+            *lowest = ttl;
+            self.min_rtt.remove(&sender);
+        }
+        let m = self.min_rtt.entry(sender).or_insert((d, 0));
+        *m = (m.0.min(d), m.1 + 1);
+    }
+
     /// The UDP port most non-RoCEv2 UDP packets go to, and how many (the lowest port of a
     /// tie).
     pub fn busiest_other_udp(&self) -> Option<(u16, u64)> {
@@ -193,6 +219,9 @@ impl Survey {
         // A packet's identity → the session it was first seen in.
         type Identity = (IpAddr, IpAddr, u32, u32, u8);
         let mut first_session: HashMap<Identity, Option<u16>> = HashMap::new();
+        // Each direction's points of the path: a dense index for `Points`.
+        let mut points = Points::default();
+        let mut dir_index: HashMap<Direction, usize> = HashMap::new();
         while let Some(rec) = reader.next_record() {
             let rec = match rec {
                 Ok(r) => r,
@@ -225,6 +254,32 @@ impl Survey {
             if !p.headers_complete() || p.icrc_check().is_some_and(|(c, f)| c != f) {
                 continue;
             }
+            let (src, dst) = (ip.addrs.src(), ip.addrs.dst());
+            let op = roce.bth.opcode();
+            let psn = roce.bth.psn();
+            let dir = Direction {
+                src,
+                dst,
+                dest_qp: roce.bth.dest_qp(),
+            };
+            // The same packet at another point of its path: each direction's copies nearest
+            // its source are counted (the first seen); an ACK's others still time the RTT.
+            let (key, ttl) = PathKey::of(&rec, &p, roce);
+            let n = dir_index.len();
+            let di = *dir_index.entry(dir).or_insert(n);
+            let fate = points.see(di, key, ttl, false, false, rec.frame_number, ts);
+            if let Fate::Skip { .. } = fate {
+                s.path_copies += 1;
+                if op.is_ack()
+                    && let Some(e) = sent.get(&(dst, src, psn))
+                    && !e.shared
+                    && !e.again
+                    && ts >= e.ts
+                {
+                    s.rtt_sample(dst, ts - e.ts, ttl);
+                }
+                continue;
+            }
             s.roce += 1;
             if p.lumina.is_none()
                 && ip.ttl <= 3
@@ -238,14 +293,6 @@ impl Survey {
                 s.stamped += 1;
                 s.stamp_unit_ns = s.stamp_unit_ns.max(time.unit_ns);
             }
-            let (src, dst) = (ip.addrs.src(), ip.addrs.dst());
-            let op = roce.bth.opcode();
-            let psn = roce.bth.psn();
-            let dir = Direction {
-                src,
-                dst,
-                dest_qp: roce.bth.dest_qp(),
-            };
             let session = p
                 .mirror
                 .as_ref()
@@ -364,14 +411,13 @@ impl Survey {
                     *s.pairs.entry((data, dir)).or_default() += 1;
                     if ts >= e.ts && !e.again {
                         // The data's sender (the ACK's destination) timed it.
-                        let d = ts - e.ts;
-                        let m = s.min_rtt.entry(dst).or_insert((d, 0));
-                        *m = (m.0.min(d), m.1 + 1);
+                        s.rtt_sample(dst, ts - e.ts, ttl);
                     }
                 }
             }
         }
         s.switch_clock = clock.report;
+        s.path_pair = points.first_pair;
         s.resolution_ns = if switch_clock && s.stamped > 0 {
             s.stamp_unit_ns.max(1)
         } else {

@@ -9,7 +9,8 @@ use ccreplay_codecs::lumina::{Lumina, LuminaEvent, SEQ_MAX};
 use ccreplay_codecs::mirror_clock::SwitchClockReport;
 use ccreplay_reference_cc::EventKind;
 
-use super::{Conflict, MirrorSource};
+use super::{Conflict, MirrorSource, PathPair};
+use crate::path::TtlFlips;
 
 /// Why a record did not become an event: the reasons partition the records that are not
 /// events, so `packets == events + skipped.total()` (issue 14.1). Text names in [`Skip::text`].
@@ -37,6 +38,10 @@ pub enum Skip {
     SwitchLost,
     /// RoCEv2 neither from nor to the capture point's host.
     OtherHost,
+    /// The same packet seen again at another point of its path (a TTL lower by the routers
+    /// between: docs/verdicts.md "Packets seen at two points of their path"): the copy at the
+    /// host is used, this one not.
+    PathCopy,
     /// Management datagrams to QP1 (codecs `GSI_QP`): the connection manager setting an RC
     /// connection up or tearing it down — UD sends, but no flow's data.
     Management,
@@ -56,7 +61,7 @@ pub enum Skip {
 
 impl Skip {
     /// Every reason, in report order.
-    pub const ALL: [Skip; 15] = [
+    pub const ALL: [Skip; 16] = [
         Skip::Pfc,
         Skip::OtherUdpPort,
         Skip::NotRoce,
@@ -66,6 +71,7 @@ impl Skip {
         Skip::BadIcrc,
         Skip::SwitchLost,
         Skip::OtherHost,
+        Skip::PathCopy,
         Skip::Management,
         Skip::WrongDirection,
         Skip::ReceiverFeedback,
@@ -86,6 +92,7 @@ impl Skip {
             Skip::BadIcrc => "bad_icrc",
             Skip::SwitchLost => "switch_lost",
             Skip::OtherHost => "other_host",
+            Skip::PathCopy => "path_copy",
             Skip::Management => "management",
             Skip::WrongDirection => "wrong_direction",
             Skip::ReceiverFeedback => "receiver_feedback",
@@ -107,6 +114,7 @@ impl Skip {
             Skip::BadIcrc => "bad ICRC",
             Skip::SwitchLost => "dropped or corrupted by the switch on the way (Lumina events)",
             Skip::OtherHost => "of other hosts",
+            Skip::PathCopy => "seen again at another point of their path (the host's copies used)",
             Skip::Management => "management datagrams to QP1 (connection setup)",
             Skip::WrongDirection => "in a direction the capture point does not replay",
             Skip::ReceiverFeedback => "ACK/NAK/CNP sent by the receiver",
@@ -121,6 +129,7 @@ impl Skip {
     pub fn text_n(self, count: u64) -> &'static str {
         match (self, count) {
             (Skip::Pfc, 1) => "PFC pause frame",
+            (Skip::PathCopy, 1) => "seen again at another point of its path (the host's copy used)",
             (Skip::Management, 1) => "management datagram to QP1 (connection setup)",
             (Skip::NoCcEvent, 1) => "opcode with no congestion-control event",
             _ => self.text(),
@@ -315,6 +324,19 @@ pub struct ExtractReport {
     pub copies: u64,
     /// The first of them and the frame it copies.
     pub first_copy: Option<(u64, u64)>,
+    /// The first packet found at two points of its path (docs/verdicts.md "Packets seen at
+    /// two points of their path"); the copies not at the host are `skipped` as `path_copy`.
+    pub path_pair: Option<PathPair>,
+    /// Flow directions found at two points.
+    pub path_directions: u64,
+    /// Of the `path_copy` skips, the host's own copies of packets whose far copy came first
+    /// and was used before the two points were known (their direction's first frames, or
+    /// clocks that disagree).
+    pub path_far_kept: u64,
+    /// The flow direction taken for one point whose TTL changed most often after (its
+    /// `dir` is 2 × flow, + 1 for ACK / NAK / CNP): two points whose copies were too far apart
+    /// to be matched, or a path that keeps changing.
+    pub ttl_flips: Option<TtlFlips>,
 }
 
 impl ExtractReport {

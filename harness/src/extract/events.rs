@@ -5,6 +5,7 @@
 // Flow lookups happen per packet: FxHash (rustc-hash) instead of SipHash, whose DoS resistance
 // buys nothing for keys read from the user's own capture.
 use rustc_hash::FxHashMap as HashMap;
+use std::collections::VecDeque;
 use std::net::IpAddr;
 use std::path::Path;
 
@@ -16,7 +17,7 @@ use ccreplay_codecs::mirror_clock::{Stamp, SwitchClock};
 use ccreplay_codecs::packet::{AckExt, Packet, Roce, Shim};
 use ccreplay_codecs::shim::int::IntStack;
 use ccreplay_reference_cc::event::AckInfo;
-use ccreplay_reference_cc::{Event, EventKind};
+use ccreplay_reference_cc::{Event, EventKind, FlowId};
 
 use super::account::{LuminaReport, TALLY_KEYS, top};
 use super::classify::{Seen, classify, icrc_fails, lost_on_the_way, ours};
@@ -24,6 +25,7 @@ use super::copies::{DupKey, Recent};
 use super::open_capture;
 use super::{ExtractError, ExtractReport, FlowTable, MirrorSource, Skip, Sources};
 use crate::manifest::{CapturePoint, Manifest, MirrorClock};
+use crate::path::{Fate, HOLD_NS, PathKey, Points};
 
 fn ack_info(r: &Roce<'_>) -> (bool, AckInfo) {
     let aeth = r.aeth().unwrap_or_default();
@@ -79,6 +81,9 @@ struct Pre {
     ev: Event,
     /// What tells a data frame from another of its flow (`Data` only): a copy has the same.
     dup: DupKey,
+    /// What tells a frame from another of its direction through routers, and its TTL
+    /// (`Data` and `Ack`): the same packet at another point of its path has the same key.
+    path: (PathKey, u8),
     /// A Lumina copy's switch sequence number and event.
     lumina: Option<(u64, LuminaEvent)>,
     /// A NAK, an RNR NAK or a READ request, in either direction: what makes a sender resend
@@ -141,6 +146,7 @@ fn pre_event(rec: &Record<'_>, cfg: &DecodeConfig, point: &CapturePoint) -> Pre 
             kind: EventKind::RxCnp,
         },
         dup: DupKey::default(),
+        path: (PathKey::default(), 0),
         lumina: None,
         resend_cue: false,
     };
@@ -208,6 +214,11 @@ fn pre_event(rec: &Record<'_>, cfg: &DecodeConfig, point: &CapturePoint) -> Pre 
     // Not at a switch port, where copies are not looked for (`stream_events_jobs`).
     if let Seen::DataOut(_, r) | Seen::DataIn(_, r) = seen {
         pre.dup = DupKey::of(rec, &p, r);
+    }
+    if let Seen::DataOut(_, r) | Seen::DataIn(_, r) | Seen::AckIn(_, r) | Seen::PortData(_, _, r) =
+        seen
+    {
+        pre.path = PathKey::of(rec, &p, r);
     }
     let data = |local, remote, r: &Roce<'_>| What::Data {
         local,
@@ -304,6 +315,38 @@ struct Apply<'t> {
     recent: Vec<Recent>,
     /// Resend cues so far (`Pre::resend_cue`): frames of different epochs are never copies.
     epoch: u64,
+    /// Each flow direction's points of the path (path.rs).
+    points: Points,
+    /// Events waiting for their direction's point to be known, and every event after them
+    /// (events go out in capture order).
+    held: VecDeque<Held>,
+}
+
+/// What an event carries from its record to its use.
+#[derive(Clone, Copy)]
+struct Meta {
+    flow: FlowId,
+    /// Data (`tx_data`, `rx_data`, `dequeue`), not feedback.
+    data: bool,
+    frame: u64,
+    /// The record's own time (the event's, before the switch's clock and the clamp).
+    t_ns: u64,
+    epoch: u64,
+    dup: DupKey,
+    source: Option<MirrorSource>,
+    stamp: Stamp,
+    switch_t: Option<u64>,
+}
+
+/// An event held back (`Fate::Hold`), or queued behind one.
+struct Held {
+    meta: Meta,
+    /// Its flow direction and TTL, to decide it when the direction is known.
+    dir: usize,
+    ttl: u8,
+    /// Decided already (queued behind a held one).
+    fate: Option<Fate>,
+    ev: Event,
 }
 
 /// Count `key` in a tally that keeps at most [`TALLY_KEYS`] keys.
@@ -340,6 +383,8 @@ impl<'t> Apply<'t> {
             dup_window_ns,
             recent: Vec::new(),
             epoch: 0,
+            points: Points::default(),
+            held: VecDeque::new(),
         }
     }
 
@@ -414,20 +459,7 @@ impl<'t> Apply<'t> {
                 return;
             }
             What::Data { local, remote, qp } => match self.table.data_flow_mut(local, remote, qp) {
-                Some(flow) => {
-                    if self.dup_window_ns > 0 {
-                        if self.recent.len() <= flow as usize {
-                            self.recent.resize(flow as usize + 1, Recent::default());
-                        }
-                        let (t, w) = (pre.ev.t_ns, self.dup_window_ns);
-                        let recent = &mut self.recent[flow as usize];
-                        if let Some(of) = recent.copy_of(pre.dup, t, self.epoch, w, pre.frame) {
-                            report.copies += 1;
-                            report.first_copy.get_or_insert((pre.frame, of));
-                        }
-                    }
-                    flow
-                }
+                Some(flow) => flow,
                 None => {
                     report.skip(Skip::NoFlow);
                     return;
@@ -445,18 +477,114 @@ impl<'t> Apply<'t> {
                 }
             },
         };
-        // Model time never goes backwards (C-2, C-5): a capture whose clock steps back feeds
-        // the event at the previous time, and says how often it did.
-        let ev = &mut pre.ev;
         let data = matches!(
-            ev.kind,
+            pre.ev.kind,
             EventKind::TxData { .. } | EventKind::RxData { .. } | EventKind::Dequeue { .. }
         );
-        self.sources.check(flow, data, pre.source, pre.frame);
-        if let Some(clock) = &mut self.clock {
-            clock.count_event(&pre.stamp, switch_t, pre.frame);
-            ev.t_ns = switch_t.unwrap_or(ev.t_ns);
+        let meta = Meta {
+            flow,
+            data,
+            frame: pre.frame,
+            t_ns: pre.ev.t_ns,
+            epoch: self.epoch,
+            dup: pre.dup,
+            source: pre.source,
+            stamp: pre.stamp,
+            switch_t,
+        };
+        // The same packet at another point of its path (path.rs): the host's copy is used.
+        let dir = 2 * flow as usize + usize::from(!data);
+        let (key, ttl) = pre.path;
+        let received = matches!(
+            pre.ev.kind,
+            EventKind::RxData { .. } | EventKind::RxAck(_) | EventKind::RxNak(_) | EventKind::RxCnp
+        );
+        let port = matches!(pre.ev.kind, EventKind::Dequeue { .. });
+        let t = pre.ev.t_ns;
+        let fate = self.points.see(dir, key, ttl, received, port, pre.frame, t);
+        if fate == Fate::Use && self.held.is_empty() {
+            self.emit(meta, &mut pre.ev, sink);
+            return;
         }
+        if let Fate::Skip { far_kept } = fate {
+            self.skip_path_copy(far_kept);
+        } else {
+            let fate = (fate == Fate::Use).then_some(Fate::Use);
+            let ev = pre.ev;
+            self.held.push_back(Held {
+                meta,
+                dir,
+                ttl,
+                fate,
+                ev,
+            });
+        }
+        self.release(pre.ev.t_ns, sink);
+    }
+
+    /// A copy at the other point of its path, skipped.
+    fn skip_path_copy(&mut self, far_kept: bool) {
+        self.report.skip(Skip::PathCopy);
+        self.report.path_far_kept += u64::from(far_kept);
+    }
+
+    /// The held events whose fate is known go out (or are skipped), in order; a direction
+    /// whose first held frame waited [`HOLD_NS`] (at `now_ns`) is taken for one point.
+    fn release(&mut self, now_ns: u64, sink: &mut impl FnMut(&mut Event)) {
+        while let Some(h) = self.held.front() {
+            let fate = match h.fate.or_else(|| self.points.fate_of_held(h.dir, h.ttl)) {
+                Some(f) => f,
+                None if now_ns.saturating_sub(h.meta.t_ns) >= HOLD_NS => {
+                    let (dir, ttl) = (h.dir, h.ttl);
+                    self.points.settle(dir, ttl);
+                    continue;
+                }
+                None => return,
+            };
+            let Some(mut h) = self.held.pop_front() else {
+                return;
+            };
+            match fate {
+                Fate::Use => self.emit(h.meta, &mut h.ev, sink),
+                Fate::Skip { far_kept } => self.skip_path_copy(far_kept),
+                Fate::Hold => {}
+            }
+        }
+        if self.points.done_holding() && self.held.capacity() > 0 {
+            // Nothing will be held again: the capture start's worth, freed.
+            self.held = VecDeque::new();
+        }
+    }
+
+    /// The end of the capture: every direction still unknown is one point.
+    fn flush(&mut self, sink: &mut impl FnMut(&mut Event)) {
+        self.release(u64::MAX, sink);
+    }
+
+    /// An event goes out: copies counted, mirror sources checked, timed by the switch's clock
+    /// when asked, clamped, numbered in its flow.
+    #[inline]
+    fn emit(&mut self, m: Meta, ev: &mut Event, sink: &mut impl FnMut(&mut Event)) {
+        let report = &mut self.report;
+        let flow = m.flow;
+        if m.data && self.dup_window_ns > 0 {
+            if self.recent.len() <= flow as usize {
+                self.recent.resize(flow as usize + 1, Recent::default());
+            }
+            let w = self.dup_window_ns;
+            let recent = &mut self.recent[flow as usize];
+            if let Some(of) = recent.copy_of(m.dup, m.t_ns, m.epoch, w, m.frame) {
+                report.copies += 1;
+                report.first_copy.get_or_insert((m.frame, of));
+            }
+        }
+        self.sources.check(flow, m.data, m.source, m.frame);
+        if let Some(clock) = &mut self.clock {
+            clock.count_event(&m.stamp, m.switch_t, m.frame);
+            ev.t_ns = m.switch_t.unwrap_or(ev.t_ns);
+        }
+        // Model time never goes backwards (C-2, C-5): a capture whose clock steps back feeds
+        // the event at the previous time, and says how often it did.
         if ev.t_ns < self.last_t {
             report.time_clamped += 1;
             report.time_back_max_ns = report.time_back_max_ns.max(self.last_t - ev.t_ns);
@@ -494,6 +622,9 @@ impl<'t> Apply<'t> {
         report.mirror_conflicts = self.sources.conflicts;
         report.mirror_conflict = self.sources.conflict;
         report.switch_clock = self.clock.map(|c| c.report);
+        report.path_pair = self.points.first_pair;
+        report.path_directions = self.points.two;
+        report.ttl_flips = self.points.most_flips();
         report
     }
 }
@@ -545,6 +676,7 @@ pub fn stream_events_jobs(
                 }
             }
         }
+        a.flush(&mut sink);
         return Ok(a.finish());
     }
     let done = crate::batches::par_batches(
@@ -567,6 +699,7 @@ pub fn stream_events_jobs(
         Ok((_, e)) => e,
         Err(never) => match never {},
     };
+    a.flush(&mut sink);
     let mut report = a.finish();
     report.capture_error = capture_error;
     Ok(report)

@@ -13,14 +13,16 @@
 //!
 //! Role: `replay` (and through it `diff`, `check`, `bless`, the reports) reads captures here;
 //! every record ends as an event or a counted skip ([`ExtractReport`], docs/verdicts.md). May
-//! use: codecs (decoding), reference-cc's events, the manifest.
+//! use: codecs (decoding), reference-cc's events, the manifest, `path` (a packet seen at two
+//! points of its path).
 //!
 //! The files, by what they decide:
 //! - `flows.rs`: pass 1, the flows and the pairing of their directions;
 //! - `events.rs`: pass 2, each record decoded, classified and applied in capture order;
 //! - `account.rs`: what became of every record (events by kind, skips by reason);
 //! - `classify.rs`: how a record looks from the capture point (both passes);
-//! - `copies.rs`: a data frame captured twice;
+//! - `copies.rs`: a data frame captured twice (the same packet at two points of its path:
+//!   crate::path, applied in `events.rs`);
 //! - `mirror.rs`: the mirror source of each event of a capture a switch mirrored, and the
 //!   check that each flow's packets come from one.
 
@@ -36,6 +38,7 @@ mod copies;
 mod events;
 mod flows;
 mod mirror;
+pub use crate::path::PathPair;
 pub use account::{EventCounts, ExtractReport, LuminaReport, Skip, Skipped};
 pub use events::{stream_events, stream_events_jobs};
 pub use flows::{FlowTable, build_flow_table, build_flow_table_jobs};

@@ -289,6 +289,22 @@ pub fn manifest_text(
             "switch_port"
         }
     };
+    if let Some(pp) = survey.path_pair {
+        // docs/verdicts.md "Packets seen at two points of their path".
+        line(&format!(
+            "# {} packets are here twice, seen at two points of their path (frame {} is frame {} again, TTL {} after {}: a mirror session with two ports of the path, or captures merged): {}",
+            n(survey.path_copies),
+            pp.frame,
+            pp.of,
+            pp.ttl,
+            pp.of_ttl,
+            if kind == "switch_port" {
+                "a switch port's capture must be of one port — keep one (`tshark -Y 'ip.ttl == N'`)"
+            } else {
+                "the replay uses the host's copies (what it sends as it leaves, what it receives as it arrives)"
+            }
+        ));
+    }
     line("");
 
     // The network: given values win over estimates.

@@ -785,8 +785,58 @@ pub fn assess(trace: &Trace, model: &str, stats: &ReplayStats, opt: Strictness) 
             )),
         ));
     }
+    // 5. The same packets at two points of their path (docs/verdicts.md "Packets seen at two
+    // points of their path"): at a host the host's copies were used; a switch port has no
+    // host to be near, and a direction whose TTL keeps changing had copies too far apart to
+    // be matched.
+    if let Some(pp) = r.path_pair
+        && r.host.is_none()
+        && !crate::events_in::is_events(trace)
+    {
+        out.push(Finding::error(
+            format!(
+                "{name}: the capture holds packets at two points of their path (frame {} is frame {} again, TTL {} after {}): a switch port's capture is of one port, and each copy would replay as a packet leaving it",
+                pp.frame, pp.of, pp.ttl, pp.of_ttl
+            ),
+            Some(format!(
+                "keep the port's copies: `tshark -r {name} -Y 'ip.ttl == {}' -w one.pcap` (or {}; IPv6: ipv6.hlim), and point the manifest's `capture` at it",
+                pp.ttl, pp.of_ttl
+            )),
+        ));
+    }
+    // (At a switch port whose copies were found, that error says it all.)
+    if let Some(f) = r.ttl_flips
+        && f.flips >= TTL_FLIPS
+        && (r.host.is_some() || r.path_pair.is_none())
+    {
+        let (flow, what) = (
+            f.dir / 2,
+            if f.dir % 2 == 0 {
+                "data"
+            } else {
+                "ACKs / NAKs / CNPs"
+            },
+        );
+        out.push(Finding::error(
+            format!(
+                "{name}: flow {flow}'s {what} changed TTL {} times (last {} and {}), and none of its first {} frames came again at another TTL: packets at two points of their path whose copies are too far apart to be matched, or a path that keeps changing — each copy would replay as a packet",
+                n(f.flips),
+                f.ttls.0,
+                f.ttls.1,
+                crate::path::HOLD_FRAMES,
+            ),
+            Some(format!(
+                "keep one point's copies: `tshark -r {name} -Y 'ip.ttl == {}' -w one.pcap` (or {}; the host's own are the higher TTL for what it sends, the lower for what it receives), and point the manifest's `capture` at it",
+                f.ttls.0, f.ttls.1
+            )),
+        ));
+    }
     out
 }
+
+/// TTL changes in one flow direction that make the verdict an error: a route that changes
+/// once or twice is no copy; two points interleaved change on every other frame.
+const TTL_FLIPS: u64 = 8;
 
 /// The error for a flow's packets that came from two mirror sources (docs/verdicts.md), with
 /// the way to keep one copy that fits the two sources.

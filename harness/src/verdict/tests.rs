@@ -93,16 +93,17 @@ fn the_line_of_an_events_file_counts_lines_and_bad_lines() {
 fn the_line_says_one_of_a_kind_in_the_singular() {
     let one: Vec<(Skip, u64)> = Skip::ALL.iter().map(|&w| (w, 1)).collect();
     let mut r = report(&one);
-    (r.packets, r.roce, r.events) = (16, 11, 1);
+    (r.packets, r.roce, r.events) = (17, 12, 1);
     r.event_kinds.tx_data = 1;
     let line = Accounting { report: &r }.line();
     assert_eq!(
         line,
-        "16 frames: 11 RoCEv2, 1 event (tx_data 1); 15 skipped: 1 PFC pause frame, 1 UDP to \
+        "17 frames: 12 RoCEv2, 1 event (tx_data 1); 16 skipped: 1 PFC pause frame, 1 UDP to \
          another port, 1 not RoCEv2, 1 of a link type ccreplay does not read, 1 mirrored in \
          another session than [mirror] session, 1 \
          malformed, 1 bad ICRC, 1 dropped or corrupted by the switch on the way (Lumina \
-         events), 1 of other hosts, 1 management datagram to QP1 (connection setup), 1 in a \
+         events), 1 of other hosts, 1 seen again at another point of its path (the host's copy \
+         used), 1 management datagram to QP1 (connection setup), 1 in a \
          direction the capture point does not replay, 1 ACK/NAK/CNP sent by the receiver, 1 \
          opcode with no congestion-control event, 1 ACK/NAK/CNP of no flow, 1 data of no listed \
          flow"
@@ -110,12 +111,12 @@ fn the_line_says_one_of_a_kind_in_the_singular() {
     // Two of each: the plural, the words docs/verdicts.md lists.
     let two: Vec<(Skip, u64)> = Skip::ALL.iter().map(|&w| (w, 2)).collect();
     let mut r = report(&two);
-    (r.packets, r.roce, r.events) = (32, 22, 2);
+    (r.packets, r.roce, r.events) = (34, 24, 2);
     r.event_kinds.tx_data = 2;
     let line = Accounting { report: &r }.line();
     assert!(
         line.starts_with(
-            "32 frames: 22 RoCEv2, 2 events (tx_data 2); 30 skipped: 2 PFC pause frames, "
+            "34 frames: 24 RoCEv2, 2 events (tx_data 2); 32 skipped: 2 PFC pause frames, "
         ),
         "{line}"
     );

@@ -401,3 +401,16 @@ pub fn fix_icrc(f: &mut [u8], dialect: ccreplay_codecs::Dialect) {
     let n = f.len();
     f[n - 4..].copy_from_slice(&computed.to_be_bytes());
 }
+
+/// Set the 16-bit word at `at` of an Ethernet + IPv4 frame (no VLAN) to `new`, the IPv4
+/// header checksum (at 24) updated as RFC 1624 eq. 3 says: HC' = ~(~HC + ~m + m').
+pub fn set_ipv4_word(f: &mut [u8], at: usize, new: u16) {
+    assert_eq!(u16::from_be_bytes([f[12], f[13]]), 0x0800);
+    let old = u16::from_be_bytes([f[at], f[at + 1]]);
+    f[at..at + 2].copy_from_slice(&new.to_be_bytes());
+    let hc = u16::from_be_bytes([f[24], f[25]]);
+    let mut sum = u32::from(!hc) + u32::from(!old) + u32::from(new);
+    sum = (sum & 0xFFFF) + (sum >> 16);
+    sum = (sum & 0xFFFF) + (sum >> 16);
+    f[24..26].copy_from_slice(&(!(sum as u16)).to_be_bytes());
+}

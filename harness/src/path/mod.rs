@@ -1,0 +1,459 @@
+//! Packets seen at two points of their path (docs/verdicts.md "Packets seen at two points of
+//! their path"). A mirror session whose sources are two ports of a routed path, or captures of
+//! two points merged, hold each packet once per point, the copy further along with a TTL (IPv6:
+//! hop limit) lower by the routers between. Replayed as they are, a sender would seem to send
+//! at twice its rate and a receiver to get every packet twice.
+//!
+//! Each direction of a flow keeps the copies of one point, its host's: what the host sends as
+//! it leaves (the higher TTL), what it receives as it arrives (the lower: after every queue and
+//! ECN mark on the way); the others are skipped (`Skip::PathCopy`). Two points are known when a
+//! frame comes again with the same identity ([`PathKey`]) and another TTL. A direction's first
+//! [`HOLD_FRAMES`] frames are looked at for that; the frames it receives wait meanwhile (the
+//! far copy comes first, so which to keep is not known yet), at most [`HOLD_NS`]. A direction
+//! with no copy among them is one point; if its TTL then keeps changing, the verdict says so.
+//! A capture whose first [`HOLD_NS`] shows no packet at two points holds nothing after: a
+//! direction found at two points later has its far copies used until then, and the host's
+//! copies of them skipped, so that no packet is an event twice.
+//! At a switch port there is no host to be near: copies there are the verdict's error.
+//!
+//! Role: the replay's extraction (`extract`) and `init`'s survey (`detect::survey`) tell the
+//! copies apart here. May use: codecs (the packet's fields) and nothing else of the harness.
+
+use ccreplay_codecs::capture::Record;
+use ccreplay_codecs::packet::{Packet, Roce};
+
+/// A direction's frames looked at for copies before it is taken for one point.
+pub(crate) const HOLD_FRAMES: u32 = 64;
+/// The longest a received frame waits for the copy that tells which point is its host's: the
+/// queues between the two points (250 µs is 3 MB at 100 Gbps), and how long the capture's
+/// start is watched for packets at two points before nothing is held.
+pub(crate) const HOLD_NS: u64 = 250_000;
+/// Slots of a direction's table: frames are found by PSN, so a copy up to this many packets
+/// later is matched.
+const SLOTS: usize = 64;
+
+/// A frame's identity through routers: `extract`'s `DupKey` less what a router rewrites
+/// (TTL, the IPv4 checksum, ECN, which a switch marks on the way). PSN, opcode and ICRC (which
+/// masks them: wire.md 4); IPv4 total length, ID, flags and fragment offset; IPv6 version, flow
+/// label, payload length and next header; the UDP source port.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct PathKey([u64; 3]);
+
+impl PathKey {
+    /// The key of `p` (RoCEv2 `r`) and its TTL or hop limit (0 for a Lumina copy).
+    #[inline]
+    pub(crate) fn of(rec: &Record<'_>, p: &Packet<'_>, r: &Roce<'_>) -> (PathKey, u8) {
+        let icrc = r.icrc.map_or(0, u32::from_be_bytes);
+        let a = u64::from(r.bth.psn()) | u64::from(r.bth.opcode().0) << 24 | u64::from(icrc) << 32;
+        let Some(ip) = p.ip else {
+            return (PathKey([a, 0, 0]), 0);
+        };
+        // The header's first 8 bytes. IPv4: version and IHL, ToS (masked), total length, ID,
+        // flags and fragment offset. IPv6: version, traffic class (masked), flow label,
+        // payload length, next header, hop limit (masked).
+        let mask = if ip.addrs.src().is_ipv4() {
+            0xFF00_FFFF_FFFF_FFFF
+        } else {
+            0xF00F_FFFF_FFFF_FF00
+        };
+        let b = rec.data.get(ip.offset..ip.offset + 8).map_or(0, |w| {
+            u64::from_be_bytes(w.try_into().unwrap_or([0; 8])) & mask
+        });
+        let c = p.udp.map_or(0, |u| u64::from(u.src_port));
+        // A Lumina copy's TTL is the event the switch injected (docs/wire.md 2.3), not hops.
+        let ttl = if p.lumina.is_some() { 0 } else { ip.ttl };
+        (PathKey([a, b, c]), ttl)
+    }
+
+    fn psn(self) -> usize {
+        (self.0[0] & 0xFF_FFFF) as usize
+    }
+}
+
+/// Whether a frame looked at was used.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Used {
+    #[default]
+    Yes,
+    No,
+    /// Waiting for its direction to be known.
+    Held,
+}
+
+/// One frame of a direction's table.
+#[derive(Clone, Copy, Default)]
+struct Slot {
+    key: PathKey,
+    frame: u64,
+    ttl: u8,
+    used: Used,
+    full: bool,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum State {
+    /// Still looking: `seen` frames so far.
+    #[default]
+    Unknown,
+    /// One point: its TTL now, and how often it changed since.
+    One { ttl: u8 },
+    /// Two points: the host's TTL.
+    Two { near: u8 },
+}
+
+/// One direction of a flow.
+#[derive(Clone, Default)]
+struct Dir {
+    state: State,
+    seen: u32,
+    /// By PSN, while `Unknown` and `Two`; dropped at `One`.
+    table: Vec<Slot>,
+    /// `One`: frames whose TTL differs from the frame's before, and the TTL before the last.
+    flips: u64,
+    before: u8,
+}
+
+/// What becomes of a frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Fate {
+    Use,
+    /// A copy of the packet at the other point (`far_kept`: the host's own copy, after the far
+    /// one was used because it came first).
+    Skip {
+        far_kept: bool,
+    },
+    /// Wait until its direction is known ([`Points::fate_of_held`]).
+    Hold,
+}
+
+/// A pair of copies found: the later frame, the earlier, their TTLs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PathPair {
+    /// The frame that came again.
+    pub frame: u64,
+    /// The frame it copies.
+    pub of: u64,
+    /// Its TTL.
+    pub ttl: u8,
+    /// The TTL of the frame it copies.
+    pub of_ttl: u8,
+}
+
+/// A direction taken for one point whose TTL then changed: two points whose copies came
+/// too far apart to be matched, or a path that keeps changing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TtlFlips {
+    /// The direction: `2 × flow`, + 1 for ACK / NAK / CNP.
+    pub dir: usize,
+    /// Frames whose TTL was not the one of the frame before.
+    pub flips: u64,
+    /// The last two TTLs.
+    pub ttls: (u8, u8),
+}
+
+/// Every direction's points, by `2 × flow + (1 for ACK / NAK / CNP)`.
+#[derive(Default)]
+pub(crate) struct Points {
+    dirs: Vec<Dir>,
+    /// The first pair found.
+    pub(crate) first_pair: Option<PathPair>,
+    /// Directions found at two points.
+    pub(crate) two: u64,
+    /// The first frame's time, and whether received frames are still held (until [`HOLD_NS`]
+    /// after it with no direction at two points).
+    first_ns: Option<u64>,
+    done_holding: bool,
+}
+
+impl Points {
+    /// The fate of a frame of direction `dir` with `key` and `ttl` at `t_ns`: `received` by
+    /// the host (else sent by it); `port` at a switch port (found, never chosen).
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn see(
+        &mut self,
+        dir: usize,
+        key: PathKey,
+        ttl: u8,
+        received: bool,
+        port: bool,
+        frame: u64,
+        t_ns: u64,
+    ) -> Fate {
+        if !self.done_holding {
+            let first = *self.first_ns.get_or_insert(t_ns);
+            self.done_holding = self.two == 0 && t_ns.saturating_sub(first) >= HOLD_NS;
+        }
+        if self.dirs.len() <= dir {
+            self.dirs.resize(dir + 1, Dir::default());
+        }
+        let d = &mut self.dirs[dir];
+        match d.state {
+            State::One { ttl: last } => {
+                // The usual case: one point, its TTL unchanged.
+                if ttl != last {
+                    d.flips += 1;
+                    d.before = last;
+                    d.state = State::One { ttl };
+                }
+                Fate::Use
+            }
+            State::Two { near } => {
+                let i = key.psn() % SLOTS;
+                let s = d.table[i];
+                d.table[i] = Slot {
+                    key,
+                    frame,
+                    ttl,
+                    used: if ttl == near { Used::Yes } else { Used::No },
+                    full: true,
+                };
+                if ttl != near {
+                    Fate::Skip { far_kept: false }
+                } else if s.full && s.key == key && s.ttl != near && s.used == Used::Yes {
+                    // Its far copy was used before the two points were known.
+                    d.table[i].used = Used::No;
+                    Fate::Skip { far_kept: true }
+                } else {
+                    Fate::Use
+                }
+            }
+            State::Unknown => {
+                if d.table.is_empty() {
+                    d.table = vec![Slot::default(); SLOTS];
+                }
+                d.seen += 1;
+                let i = key.psn() % SLOTS;
+                let s = d.table[i];
+                let hold = received && !port && !self.done_holding;
+                d.table[i] = Slot {
+                    key,
+                    frame,
+                    ttl,
+                    used: if hold { Used::Held } else { Used::Yes },
+                    full: true,
+                };
+                if s.full && s.key == key && s.ttl != ttl {
+                    self.first_pair.get_or_insert(PathPair {
+                        frame,
+                        of: s.frame,
+                        ttl,
+                        of_ttl: s.ttl,
+                    });
+                    self.two += 1;
+                    let d = &mut self.dirs[dir];
+                    if port {
+                        // No host to be near: found, and left to the verdict.
+                        *d = Dir {
+                            state: State::One { ttl },
+                            ..Dir::default()
+                        };
+                        return Fate::Use;
+                    }
+                    let near = if received {
+                        ttl.min(s.ttl)
+                    } else {
+                        ttl.max(s.ttl)
+                    };
+                    d.state = State::Two { near };
+                    for slot in &mut d.table {
+                        if slot.used == Used::Held {
+                            slot.used = if slot.ttl == near {
+                                Used::Yes
+                            } else {
+                                Used::No
+                            };
+                        }
+                    }
+                    d.table[i].used = if ttl == near { Used::Yes } else { Used::No };
+                    return if ttl != near {
+                        Fate::Skip { far_kept: false }
+                    } else if s.used == Used::Yes {
+                        d.table[i].used = Used::No;
+                        Fate::Skip { far_kept: true }
+                    } else {
+                        Fate::Use
+                    };
+                }
+                if d.seen >= HOLD_FRAMES {
+                    self.settle(dir, ttl);
+                    return Fate::Use;
+                }
+                if hold { Fate::Hold } else { Fate::Use }
+            }
+        }
+    }
+
+    /// No received frame is held any more (the capture's first [`HOLD_NS`] showed no packet
+    /// at two points).
+    pub(crate) fn done_holding(&self) -> bool {
+        self.done_holding
+    }
+
+    /// Direction `dir` is taken for one point (its frames seen, or one waited too long);
+    /// `ttl` is its last frame's.
+    pub(crate) fn settle(&mut self, dir: usize, ttl: u8) {
+        if let Some(d) = self.dirs.get_mut(dir)
+            && d.state == State::Unknown
+        {
+            *d = Dir {
+                state: State::One { ttl },
+                ..Dir::default()
+            };
+        }
+    }
+
+    /// The fate of a held frame of `dir` with `ttl` now, or `None` while its direction is
+    /// still unknown.
+    pub(crate) fn fate_of_held(&self, dir: usize, ttl: u8) -> Option<Fate> {
+        match self.dirs.get(dir)?.state {
+            State::Unknown => None,
+            State::One { .. } => Some(Fate::Use),
+            State::Two { near } if ttl == near => Some(Fate::Use),
+            State::Two { .. } => Some(Fate::Skip { far_kept: false }),
+        }
+    }
+
+    /// The direction taken for one point whose TTL changed most often since.
+    pub(crate) fn most_flips(&self) -> Option<TtlFlips> {
+        self.dirs
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| d.flips > 0)
+            .max_by_key(|&(i, d)| (d.flips, std::cmp::Reverse(i)))
+            .map(|(i, d)| TtlFlips {
+                dir: i,
+                flips: d.flips,
+                ttls: match d.state {
+                    State::One { ttl } => (d.before, ttl),
+                    _ => (d.before, d.before),
+                },
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A frame's key by PSN alone (the rest of the identity 0).
+    fn key(psn: u64) -> PathKey {
+        PathKey([psn, 0, 0])
+    }
+
+    /// What the host sends: its copy (TTL 64) first and used; the far copy (63) matched and
+    /// skipped; from then on each frame by its TTL.
+    #[test]
+    fn sent_frames_keep_the_higher_ttl() {
+        let mut p = Points::default();
+        let see = |p: &mut Points, psn, ttl, frame| p.see(0, key(psn), ttl, false, false, frame, 0);
+        assert_eq!(see(&mut p, 1, 64, 1), Fate::Use);
+        assert_eq!(see(&mut p, 2, 64, 2), Fate::Use);
+        assert_eq!(see(&mut p, 1, 63, 3), Fate::Skip { far_kept: false });
+        let pair = PathPair {
+            frame: 3,
+            of: 1,
+            ttl: 63,
+            of_ttl: 64,
+        };
+        assert_eq!((p.first_pair, p.two), (Some(pair), 1));
+        assert_eq!(see(&mut p, 2, 63, 4), Fate::Skip { far_kept: false });
+        assert_eq!(see(&mut p, 3, 64, 5), Fate::Use);
+    }
+
+    /// What the host receives: the far copy (TTL 63) first, held; its own (62) decides — used,
+    /// and the held one skipped.
+    #[test]
+    fn received_frames_wait_for_the_lower_ttl() {
+        let mut p = Points::default();
+        let see = |p: &mut Points, psn, ttl| p.see(1, key(psn), ttl, true, false, 0, 0);
+        assert_eq!(see(&mut p, 7, 63), Fate::Hold);
+        assert_eq!(p.fate_of_held(1, 63), None);
+        assert_eq!(see(&mut p, 7, 62), Fate::Use);
+        assert_eq!(p.fate_of_held(1, 63), Some(Fate::Skip { far_kept: false }));
+        assert_eq!(p.fate_of_held(1, 62), Some(Fate::Use));
+        assert_eq!(see(&mut p, 8, 63), Fate::Skip { far_kept: false });
+        assert_eq!(see(&mut p, 8, 62), Fate::Use);
+    }
+
+    /// No copy among a direction's first 64 frames: one point, every frame used, and each
+    /// change of TTL after counted (the verdict's error at 8).
+    #[test]
+    fn a_direction_without_copies_is_one_point() {
+        let mut p = Points::default();
+        for psn in 0..u64::from(HOLD_FRAMES) - 1 {
+            assert_eq!(p.see(1, key(psn), 62, true, false, 0, 0), Fate::Hold);
+        }
+        // The 64th frame settles it: used, and so is every held one.
+        assert_eq!(p.see(1, key(63), 62, true, false, 0, 0), Fate::Use);
+        assert_eq!(p.fate_of_held(1, 62), Some(Fate::Use));
+        assert_eq!(p.most_flips(), None);
+        for (psn, ttl) in [(64, 61), (65, 62), (66, 61)] {
+            assert_eq!(p.see(1, key(psn), ttl, true, false, 0, 0), Fate::Use);
+        }
+        let flips = TtlFlips {
+            dir: 1,
+            flips: 3,
+            ttls: (62, 61),
+        };
+        assert_eq!(p.most_flips(), Some(flips));
+    }
+
+    /// After the capture's first `HOLD_NS` with no copy, nothing is held; a direction found
+    /// at two points later has used its far copy, and the host's copy of it is skipped.
+    #[test]
+    fn after_the_start_the_far_copy_used_is_the_only_one() {
+        let mut p = Points::default();
+        assert_eq!(p.see(0, key(1), 64, false, false, 1, 0), Fate::Use);
+        assert_eq!(
+            p.see(1, key(9), 63, true, false, 2, HOLD_NS - 1),
+            Fate::Hold
+        );
+        assert!(!p.done_holding());
+        assert_eq!(p.see(3, key(5), 63, true, false, 3, HOLD_NS), Fate::Use);
+        assert!(p.done_holding());
+        assert_eq!(
+            p.see(3, key(5), 62, true, false, 4, HOLD_NS + 1),
+            Fate::Skip { far_kept: true }
+        );
+        assert_eq!(
+            p.see(3, key(6), 63, true, false, 5, HOLD_NS + 2),
+            Fate::Skip { far_kept: false }
+        );
+        assert_eq!(p.see(3, key(6), 62, true, false, 6, HOLD_NS + 3), Fate::Use);
+    }
+
+    /// At a switch port a pair is found and nothing chosen: every frame used.
+    #[test]
+    fn at_a_switch_port_copies_are_found_not_chosen() {
+        let mut p = Points::default();
+        assert_eq!(p.see(0, key(1), 64, false, true, 1, 0), Fate::Use);
+        assert_eq!(p.see(0, key(1), 63, false, true, 2, 10), Fate::Use);
+        assert_eq!(p.two, 1);
+        assert_eq!(p.see(0, key(2), 64, false, true, 3, 20), Fate::Use);
+        assert_eq!(p.see(0, key(2), 63, false, true, 4, 30), Fate::Use);
+    }
+
+    /// The identity leaves out what a router rewrites: an IPv4 frame with another TTL, ToS
+    /// and checksum has the same key; another IP ID does not.
+    #[test]
+    fn the_key_leaves_out_ttl_tos_and_checksum() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../traces/roce_dcqcn.pcap");
+        let mut r = ccreplay_codecs::capture::CaptureReader::open(path).unwrap();
+        let rec = r.next_record().unwrap().unwrap();
+        let cfg = ccreplay_codecs::DecodeConfig::default();
+        let key_of = |data: &[u8]| {
+            let rec = Record { data, ..rec };
+            let p = Packet::from_record(&rec, &cfg);
+            PathKey::of(&rec, &p, p.roce.as_ref().unwrap())
+        };
+        let (k, ttl) = key_of(rec.data);
+        assert_eq!(ttl, 64);
+        // Ethernet 14, IPv4: ToS at 15, TTL at 22, checksum at 24..26, ID at 18..20.
+        let mut f = rec.data.to_vec();
+        (f[15], f[22], f[24], f[25]) = (f[15] | 3, 61, 0xAB, 0xCD);
+        assert_eq!(key_of(&f), (k, 61));
+        f[19] ^= 1;
+        assert_ne!(key_of(&f).0, k);
+    }
+}
