@@ -563,7 +563,7 @@ impl<'t> Apply<'t> {
 
     /// An event goes out: copies counted, mirror sources checked, timed by the switch's clock
     /// when asked, clamped, numbered in its flow.
-    #[inline]
+    #[inline(always)]
     fn emit(&mut self, m: Meta, ev: &mut Event, sink: &mut impl FnMut(&mut Event)) {
         let report = &mut self.report;
         let flow = m.flow;

@@ -168,9 +168,32 @@ pub(crate) struct Points {
 impl Points {
     /// The fate of a frame of direction `dir` with `key` and `ttl` at `t_ns`: `received` by
     /// the host (else sent by it); `port` at a switch port (found, never chosen).
-    #[inline]
+    #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn see(
+        &mut self,
+        dir: usize,
+        key: PathKey,
+        ttl: u8,
+        received: bool,
+        port: bool,
+        frame: u64,
+        t_ns: u64,
+    ) -> Fate {
+        // The usual case, on every event's path: past the capture's start, one point, its TTL
+        // unchanged.
+        if self.done_holding
+            && let Some(d) = self.dirs.get(dir)
+            && d.state == (State::One { ttl })
+        {
+            return Fate::Use;
+        }
+        self.see_rest(dir, key, ttl, received, port, frame, t_ns)
+    }
+
+    /// [`Self::see`] but its usual case.
+    #[allow(clippy::too_many_arguments)]
+    fn see_rest(
         &mut self,
         dir: usize,
         key: PathKey,
