@@ -382,6 +382,9 @@ mod tests {
         assert_eq!((p.first_pair, p.two), (Some(pair), 1));
         assert_eq!(see(&mut p, 2, 63, 4), Fate::Skip { far_kept: false });
         assert_eq!(see(&mut p, 3, 64, 5), Fate::Use);
+        // A resend of packet 1 (the same identity: a NIC whose IP ID is 0) at the host's TTL
+        // is a packet again, not the host's copy of a far one used.
+        assert_eq!(see(&mut p, 1, 64, 6), Fate::Use);
     }
 
     /// What the host receives: the far copy (TTL 63) first, held; its own (62) decides — used,
@@ -435,8 +438,14 @@ mod tests {
         assert!(!p.done_holding());
         assert_eq!(p.see(3, key(5), 63, true, false, 3, HOLD_NS), Fate::Use);
         assert!(p.done_holding());
+        assert_eq!(p.see(3, key(4), 63, true, false, 3, HOLD_NS), Fate::Use);
         assert_eq!(
             p.see(3, key(5), 62, true, false, 4, HOLD_NS + 1),
+            Fate::Skip { far_kept: true }
+        );
+        // Known at two points now, the host's copy of another far one used before.
+        assert_eq!(
+            p.see(3, key(4), 62, true, false, 4, HOLD_NS + 1),
             Fate::Skip { far_kept: true }
         );
         assert_eq!(
@@ -455,6 +464,26 @@ mod tests {
         assert_eq!(p.two, 1);
         assert_eq!(p.see(0, key(2), 64, false, true, 3, 20), Fate::Use);
         assert_eq!(p.see(0, key(2), 63, false, true, 4, 30), Fate::Use);
+        // Found once: the direction is not looked at again.
+        assert_eq!(p.two, 1);
+    }
+
+    /// A direction whose far copy was held at the start and another used after it (nothing
+    /// held any more): when its copy says which point is the host's, the held one is skipped
+    /// and the host's copy of the used one too.
+    #[test]
+    fn held_and_used_far_copies_each_come_once() {
+        let mut p = Points::default();
+        assert_eq!(p.see(1, key(1), 63, true, false, 1, 0), Fate::Hold);
+        assert_eq!(p.see(5, key(7), 64, false, false, 2, HOLD_NS), Fate::Use);
+        assert!(p.done_holding());
+        assert_eq!(p.see(1, key(2), 63, true, false, 3, HOLD_NS), Fate::Use);
+        assert_eq!(p.see(1, key(1), 62, true, false, 4, HOLD_NS), Fate::Use);
+        assert_eq!(p.fate_of_held(1, 63), Some(Fate::Skip { far_kept: false }));
+        assert_eq!(
+            p.see(1, key(2), 62, true, false, 5, HOLD_NS),
+            Fate::Skip { far_kept: true }
+        );
     }
 
     /// The identity leaves out what a router rewrites: an IPv4 frame with another TTL, ToS
