@@ -335,3 +335,37 @@ fn a_diff_that_differs_names_the_guessed_network_values() {
     );
     assert!(!err.contains("base_rtt_ns"), "{err}");
 }
+
+/// Peers at other distances have ACKs of other TTLs (10.0.0.2 one router away, TTL 63;
+/// 10.0.0.3 three, TTL 61): the base RTT is the smallest delay over every peer, 3,000 ns
+/// (10.0.0.2's three ACKs, each 3 µs after its WRITE), not the farthest peer's 9,000 — the
+/// lowest TTL is looked for per peer (the point nearest the sender when a capture holds two;
+/// docs/verdicts.md "Packets seen at two points of their path"). The times are whole µs: the
+/// note names the unit.
+#[test]
+fn the_base_rtt_is_the_nearest_peers_whatever_its_ttl() {
+    let dir = common::Scratch::new("init-est-ttl");
+    const C: [u8; 4] = [10, 0, 0, 3];
+    let mut frames = Vec::new();
+    let ttl = |mut f: Vec<u8>, ttl: u8| {
+        // IPv4 at 14: TTL and protocol (17) at 22..24.
+        common::set_ipv4_word(&mut f, 22, u16::from(ttl) << 8 | 17);
+        f
+    };
+    for m in 0..3u32 {
+        let t = T0 + u64::from(m) * 100_000;
+        frames.push((t, frame(A, B, Opcode::RC_WRITE_ONLY, 0x20, m, 512)));
+        frames.push((t + 1_000, frame(A, C, Opcode::RC_WRITE_ONLY, 0x30, m, 512)));
+        let ack = frame(B, A, Opcode::RC_ACK, 0x10, m, 0);
+        frames.push((t + 3_000, ttl(ack, 63)));
+        let ack = frame(C, A, Opcode::RC_ACK, 0x11, m, 0);
+        frames.push((t + 10_000, ttl(ack, 61)));
+    }
+    write(&dir.join("peers.pcap"), &frames);
+    let (code, text, err) = init(&dir, "peers", &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        text.contains("# measured: the smallest data-to-ACK delay of 6 ACKs (timestamps at the tap, to 1000 ns; set the device's configured T if it differs)\nbase_rtt_ns = 3000\n"),
+        "{text}"
+    );
+}

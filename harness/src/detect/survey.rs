@@ -133,9 +133,10 @@ pub struct Survey {
     pub path_copies: u64,
     /// The first of them.
     pub path_pair: Option<PathPair>,
-    /// The TTL of the ACKs `min_rtt` timed, per data sender: the lowest seen, the point
-    /// nearest the sender when the capture holds two.
-    rtt_ttl: BTreeMap<IpAddr, u8>,
+    /// Per (data sender, peer): the lowest TTL of the peer's ACKs — the point nearest the
+    /// sender when the capture holds two — and the smallest delay of those ACKs and how many;
+    /// `min_rtt` is made from it at the end (peers at other distances have other TTLs).
+    rtt_by_peer: BTreeMap<(IpAddr, IpAddr), (u8, u64, u64)>,
 }
 
 /// The data packet last sent with a PSN, as the ACKs of that PSN find it.
@@ -173,20 +174,20 @@ pub const MAX_IDENTITIES: usize = 1 << 16;
 const MAX_PENDING: usize = 1 << 20;
 
 impl Survey {
-    /// A data-to-ACK delay `d` of `sender`'s, its ACK seen with `ttl`: the smallest delay of
-    /// the ACKs with the lowest TTL counts (nearest the sender, when the capture holds a packet
-    /// at two points of its path; with one point every ACK of a path has the same).
-    fn rtt_sample(&mut self, sender: IpAddr, d: u64, ttl: u8) {
-        let lowest = self.rtt_ttl.entry(sender).or_insert(ttl);
-        if ttl > *lowest {
-            return;
+    /// A data-to-ACK delay `d` of `sender`'s, its ACK from `peer` seen with `ttl`: of each
+    /// peer's ACKs, those with the lowest TTL count (nearest the sender, when the capture holds
+    /// a packet at two points of its path; with one point every ACK of a path has the same).
+    fn rtt_sample(&mut self, sender: IpAddr, peer: IpAddr, d: u64, ttl: u8) {
+        let m = self
+            .rtt_by_peer
+            .entry((sender, peer))
+            .or_insert((ttl, d, 0));
+        if ttl < m.0 {
+            *m = (ttl, d, 0);
         }
-        if ttl < *lowest {
-            *lowest = ttl;
-            self.min_rtt.remove(&sender);
+        if ttl == m.0 {
+            (m.1, m.2) = (m.1.min(d), m.2 + 1);
         }
-        let m = self.min_rtt.entry(sender).or_insert((d, 0));
-        *m = (m.0.min(d), m.1 + 1);
     }
 
     /// The UDP port most non-RoCEv2 UDP packets go to, and how many (the lowest port of a
@@ -276,7 +277,7 @@ impl Survey {
                     && !e.again
                     && ts >= e.ts
                 {
-                    s.rtt_sample(dst, ts - e.ts, ttl);
+                    s.rtt_sample(dst, src, ts - e.ts, ttl);
                 }
                 continue;
             }
@@ -411,13 +412,17 @@ impl Survey {
                     *s.pairs.entry((data, dir)).or_default() += 1;
                     if ts >= e.ts && !e.again {
                         // The data's sender (the ACK's destination) timed it.
-                        s.rtt_sample(dst, ts - e.ts, ttl);
+                        s.rtt_sample(dst, src, ts - e.ts, ttl);
                     }
                 }
             }
         }
         s.switch_clock = clock.report;
         s.path_pair = points.first_pair;
+        for (&(sender, _), &(_, d, n)) in &s.rtt_by_peer {
+            let m = s.min_rtt.entry(sender).or_insert((d, 0));
+            *m = (m.0.min(d), m.1 + n);
+        }
         s.resolution_ns = if switch_clock && s.stamped > 0 {
             s.stamp_unit_ns.max(1)
         } else {
