@@ -15,7 +15,7 @@ use ccreplay_codecs::mirror_clock::{Stamp, SwitchClock, SwitchClockReport};
 use ccreplay_codecs::{DecodeConfig, Packet};
 
 use super::link_rate::{self, LinkRuns, Recent};
-use crate::path::{Fate, PathKey, PathPair, Points};
+use crate::path::{Fate, Frame, PathKey, PathPair, Points, Way};
 
 /// One direction of RoCEv2 traffic: packets from `src` to `dst` with this DestQP.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -164,6 +164,12 @@ impl Sent {
             acked: false,
         }
     }
+
+    /// The round trip an ACK of its PSN at `ts` times: none for a PSN sent twice (Karn's
+    /// rule) or by two QPs, or an ACK stamped before it.
+    fn rtt(&self, ts: u64) -> Option<u64> {
+        (!self.again && !self.shared && ts >= self.ts).then(|| ts - self.ts)
+    }
 }
 
 /// Packets remembered to find copies of them in another session.
@@ -268,16 +274,20 @@ impl Survey {
             let (key, ttl) = PathKey::of(&rec, &p, roce);
             let n = dir_index.len();
             let di = *dir_index.entry(dir).or_insert(n);
-            let fate = points.see(di, key, ttl, false, false, rec.frame_number, ts);
+            let f = Frame {
+                key,
+                ttl,
+                frame: rec.frame_number,
+                t_ns: ts,
+            };
+            // Counted as their source sends them: the first copy, never held.
+            let fate = points.see(di, f, Way::Sent);
             if let Fate::Skip { .. } = fate {
                 s.path_copies += 1;
                 if op.is_ack()
-                    && let Some(e) = sent.get(&(dst, src, psn))
-                    && !e.shared
-                    && !e.again
-                    && ts >= e.ts
+                    && let Some(d) = sent.get(&(dst, src, psn)).and_then(|e| e.rtt(ts))
                 {
-                    s.rtt_sample(dst, src, ts - e.ts, ttl);
+                    s.rtt_sample(dst, src, d, ttl);
                 }
                 continue;
             }
@@ -410,9 +420,9 @@ impl Survey {
                         dest_qp: e.qp,
                     };
                     *s.pairs.entry((data, dir)).or_default() += 1;
-                    if ts >= e.ts && !e.again {
+                    if let Some(d) = e.rtt(ts) {
                         // The data's sender (the ACK's destination) timed it.
-                        s.rtt_sample(dst, src, ts - e.ts, ttl);
+                        s.rtt_sample(dst, src, d, ttl);
                     }
                 }
             }

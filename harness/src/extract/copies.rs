@@ -2,7 +2,9 @@
 //! identity and each flow's last frames.
 
 use ccreplay_codecs::capture::Record;
-use ccreplay_codecs::packet::{Packet, Roce};
+use ccreplay_codecs::packet::Packet;
+
+use crate::path::PathKey;
 
 /// A data frame's identity without hashing its bytes: PSN, opcode and ICRC (over the IP and
 /// UDP headers' invariant fields, BTH and payload: wire.md 4), the IP header's varying fields
@@ -16,9 +18,10 @@ use ccreplay_codecs::packet::{Packet, Roce};
 pub(super) struct DupKey([u64; 3]);
 
 impl DupKey {
-    pub(super) fn of(rec: &Record<'_>, p: &Packet<'_>, r: &Roce<'_>) -> DupKey {
-        let icrc = r.icrc.map_or(0, u32::from_be_bytes);
-        let a = u64::from(r.bth.psn()) | u64::from(r.bth.opcode().0) << 24 | u64::from(icrc) << 32;
+    /// The key of `p`, whose identity through routers is `path` (its PSN, opcode and ICRC
+    /// word and its UDP source port are this key's too).
+    pub(super) fn of(rec: &Record<'_>, p: &Packet<'_>, path: PathKey) -> DupKey {
+        let [a, _, c] = path.0;
         // IPv4: bytes 4..12 (ID, flags and fragment offset, TTL, protocol, checksum); IPv6:
         // bytes 0..8 (version, traffic class, flow label, payload length, next header, hop
         // limit).
@@ -29,7 +32,6 @@ impl DupKey {
                 .map_or(0, |w| u64::from_be_bytes(w.try_into().unwrap_or([0; 8])))
         });
         // The frame's length is in the IP header (IPv4's checksum covers it).
-        let c = p.udp.map_or(0, |u| u64::from(u.src_port));
         DupKey([a, b, c])
     }
 }

@@ -25,7 +25,7 @@ use super::copies::{DupKey, Recent};
 use super::open_capture;
 use super::{ExtractError, ExtractReport, FlowTable, MirrorSource, Skip, Sources};
 use crate::manifest::{CapturePoint, Manifest, MirrorClock};
-use crate::path::{Fate, HOLD_NS, PathKey, Points};
+use crate::path::{Fate, Frame, HOLD_NS, PathKey, Points, Way};
 
 fn ack_info(r: &Roce<'_>) -> (bool, AckInfo) {
     let aeth = r.aeth().unwrap_or_default();
@@ -212,13 +212,13 @@ fn pre_event(rec: &Record<'_>, cfg: &DecodeConfig, point: &CapturePoint) -> Pre 
     // as Not-ECT: its receiver never sees it).
     let ecn = p.ecn().unwrap_or(0);
     // Not at a switch port, where copies are not looked for (`stream_events_jobs`).
-    if let Seen::DataOut(_, r) | Seen::DataIn(_, r) = seen {
-        pre.dup = DupKey::of(rec, &p, r);
-    }
     if let Seen::DataOut(_, r) | Seen::DataIn(_, r) | Seen::AckIn(_, r) | Seen::PortData(_, _, r) =
         seen
     {
         pre.path = PathKey::of(rec, &p, r);
+    }
+    if let Seen::DataOut(..) | Seen::DataIn(..) = seen {
+        pre.dup = DupKey::of(rec, &p, pre.path.0);
     }
     let data = |local, remote, r: &Roce<'_>| What::Data {
         local,
@@ -341,12 +341,18 @@ struct Meta {
 /// An event held back (`Fate::Hold`), or queued behind one.
 struct Held {
     meta: Meta,
-    /// Its flow direction and TTL, to decide it when the direction is known.
-    dir: usize,
+    /// Its TTL, to decide it when its direction is known.
     ttl: u8,
-    /// Decided already (queued behind a held one).
-    fate: Option<Fate>,
+    /// Used, decided already (queued behind a held one).
+    used: bool,
     ev: Event,
+}
+
+impl Meta {
+    /// The event's flow direction in `Points`: 2 × flow, + 1 for ACK / NAK / CNP.
+    fn dir(&self) -> usize {
+        2 * self.flow as usize + usize::from(!self.data)
+    }
 }
 
 /// Count `key` in a tally that keeps at most [`TALLY_KEYS`] keys.
@@ -493,15 +499,19 @@ impl<'t> Apply<'t> {
             switch_t,
         };
         // The same packet at another point of its path (path.rs): the host's copy is used.
-        let dir = 2 * flow as usize + usize::from(!data);
         let (key, ttl) = pre.path;
-        let received = matches!(
-            pre.ev.kind,
-            EventKind::RxData { .. } | EventKind::RxAck(_) | EventKind::RxNak(_) | EventKind::RxCnp
-        );
-        let port = matches!(pre.ev.kind, EventKind::Dequeue { .. });
-        let t = pre.ev.t_ns;
-        let fate = self.points.see(dir, key, ttl, received, port, pre.frame, t);
+        let way = match pre.ev.kind {
+            EventKind::TxData { .. } => Way::Sent,
+            EventKind::Dequeue { .. } => Way::AtPort,
+            _ => Way::Received,
+        };
+        let frame = Frame {
+            key,
+            ttl,
+            frame: pre.frame,
+            t_ns: pre.ev.t_ns,
+        };
+        let fate = self.points.see(meta.dir(), frame, way);
         if fate == Fate::Use && self.held.is_empty() {
             self.emit(meta, &mut pre.ev, sink);
             return;
@@ -509,14 +519,11 @@ impl<'t> Apply<'t> {
         if let Fate::Skip { far_kept } = fate {
             self.skip_path_copy(far_kept);
         } else {
-            let fate = (fate == Fate::Use).then_some(Fate::Use);
-            let ev = pre.ev;
             self.held.push_back(Held {
                 meta,
-                dir,
                 ttl,
-                fate,
-                ev,
+                used: fate == Fate::Use,
+                ev: pre.ev,
             });
         }
         self.release(pre.ev.t_ns, sink);
@@ -532,10 +539,15 @@ impl<'t> Apply<'t> {
     /// whose first held frame waited [`HOLD_NS`] (at `now_ns`) is taken for one point.
     fn release(&mut self, now_ns: u64, sink: &mut impl FnMut(&mut Event)) {
         while let Some(h) = self.held.front() {
-            let fate = match h.fate.or_else(|| self.points.fate_of_held(h.dir, h.ttl)) {
-                Some(f) => f,
+            let (dir, ttl) = (h.meta.dir(), h.ttl);
+            let decided = if h.used {
+                Some(true)
+            } else {
+                self.points.held_is_used(dir, ttl)
+            };
+            let used = match decided {
+                Some(used) => used,
                 None if now_ns.saturating_sub(h.meta.t_ns) >= HOLD_NS => {
-                    let (dir, ttl) = (h.dir, h.ttl);
                     self.points.settle(dir, ttl);
                     continue;
                 }
@@ -544,10 +556,10 @@ impl<'t> Apply<'t> {
             let Some(mut h) = self.held.pop_front() else {
                 return;
             };
-            match fate {
-                Fate::Use => self.emit(h.meta, &mut h.ev, sink),
-                Fate::Skip { far_kept } => self.skip_path_copy(far_kept),
-                Fate::Hold => {}
+            if used {
+                self.emit(h.meta, &mut h.ev, sink);
+            } else {
+                self.skip_path_copy(false);
             }
         }
         if self.points.done_holding() && self.held.capacity() > 0 {

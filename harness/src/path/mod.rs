@@ -37,7 +37,7 @@ const SLOTS: usize = 64;
 /// masks them: wire.md 4); IPv4 total length, ID, flags and fragment offset; IPv6 version, flow
 /// label, payload length and next header; the UDP source port.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct PathKey([u64; 3]);
+pub(crate) struct PathKey(pub(crate) [u64; 3]);
 
 impl PathKey {
     /// The key of `p` (RoCEv2 `r`) and its TTL or hop limit (0 for a Lumina copy).
@@ -70,23 +70,15 @@ impl PathKey {
     }
 }
 
-/// Whether a frame looked at was used.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-enum Used {
-    #[default]
-    Yes,
-    No,
-    /// Waiting for its direction to be known.
-    Held,
-}
-
 /// One frame of a direction's table.
 #[derive(Clone, Copy, Default)]
 struct Slot {
     key: PathKey,
     frame: u64,
     ttl: u8,
-    used: Used,
+    /// Made an event at once while its direction was unknown (not held): if it was the far
+    /// copy, the host's copy of it must not be one too.
+    early: bool,
     full: bool,
 }
 
@@ -122,7 +114,7 @@ pub(crate) enum Fate {
     Skip {
         far_kept: bool,
     },
-    /// Wait until its direction is known ([`Points::fate_of_held`]).
+    /// Wait until its direction is known ([`Points::held_is_used`]).
     Hold,
 }
 
@@ -151,6 +143,26 @@ pub struct TtlFlips {
     pub ttls: (u8, u8),
 }
 
+/// A frame as [`Points::see`] looks at it: its identity, TTL, frame number and time.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Frame {
+    pub(crate) key: PathKey,
+    pub(crate) ttl: u8,
+    pub(crate) frame: u64,
+    pub(crate) t_ns: u64,
+}
+
+/// Which way a frame goes, from the capture point.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Way {
+    /// Sent by the host: its copy is the first, the higher TTL.
+    Sent,
+    /// Received by the host: its copy is the last, the lower TTL.
+    Received,
+    /// Through a switch port: no host to be near (copies found, never chosen).
+    AtPort,
+}
+
 /// Every direction's points, by `2 × flow + (1 for ACK / NAK / CNP)`.
 #[derive(Default)]
 pub(crate) struct Points {
@@ -166,43 +178,29 @@ pub(crate) struct Points {
 }
 
 impl Points {
-    /// The fate of a frame of direction `dir` with `key` and `ttl` at `t_ns`: `received` by
-    /// the host (else sent by it); `port` at a switch port (found, never chosen).
+    /// The fate of frame `f` of direction `dir`, going `way`.
     #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn see(
-        &mut self,
-        dir: usize,
-        key: PathKey,
-        ttl: u8,
-        received: bool,
-        port: bool,
-        frame: u64,
-        t_ns: u64,
-    ) -> Fate {
+    pub(crate) fn see(&mut self, dir: usize, f: Frame, way: Way) -> Fate {
         // The usual case, on every event's path: past the capture's start, one point, its TTL
         // unchanged.
         if self.done_holding
             && let Some(d) = self.dirs.get(dir)
-            && d.state == (State::One { ttl })
+            && d.state == (State::One { ttl: f.ttl })
         {
             return Fate::Use;
         }
-        self.see_rest(dir, key, ttl, received, port, frame, t_ns)
+        self.see_rest(dir, f, way)
     }
 
     /// [`Self::see`] but its usual case.
-    #[allow(clippy::too_many_arguments)]
-    fn see_rest(
-        &mut self,
-        dir: usize,
-        key: PathKey,
-        ttl: u8,
-        received: bool,
-        port: bool,
-        frame: u64,
-        t_ns: u64,
-    ) -> Fate {
+    fn see_rest(&mut self, dir: usize, f: Frame, way: Way) -> Fate {
+        let Frame {
+            key,
+            ttl,
+            frame,
+            t_ns,
+        } = f;
+        let (received, port) = (way == Way::Received, way == Way::AtPort);
         if !self.done_holding {
             let first = *self.first_ns.get_or_insert(t_ns);
             self.done_holding = self.two == 0 && t_ns.saturating_sub(first) >= HOLD_NS;
@@ -228,14 +226,13 @@ impl Points {
                     key,
                     frame,
                     ttl,
-                    used: if ttl == near { Used::Yes } else { Used::No },
+                    early: false,
                     full: true,
                 };
                 if ttl != near {
                     Fate::Skip { far_kept: false }
-                } else if s.full && s.key == key && s.ttl != near && s.used == Used::Yes {
+                } else if s.full && s.key == key && s.ttl != near && s.early {
                     // Its far copy was used before the two points were known.
-                    d.table[i].used = Used::No;
                     Fate::Skip { far_kept: true }
                 } else {
                     Fate::Use
@@ -253,7 +250,7 @@ impl Points {
                     key,
                     frame,
                     ttl,
-                    used: if hold { Used::Held } else { Used::Yes },
+                    early: !hold,
                     full: true,
                 };
                 if s.full && s.key == key && s.ttl != ttl {
@@ -279,20 +276,11 @@ impl Points {
                         ttl.max(s.ttl)
                     };
                     d.state = State::Two { near };
-                    for slot in &mut d.table {
-                        if slot.used == Used::Held {
-                            slot.used = if slot.ttl == near {
-                                Used::Yes
-                            } else {
-                                Used::No
-                            };
-                        }
-                    }
-                    d.table[i].used = if ttl == near { Used::Yes } else { Used::No };
+                    // Decided here (skipped, if the far copy): no copy that came early.
+                    d.table[i].early = false;
                     return if ttl != near {
                         Fate::Skip { far_kept: false }
-                    } else if s.used == Used::Yes {
-                        d.table[i].used = Used::No;
+                    } else if s.early {
                         Fate::Skip { far_kept: true }
                     } else {
                         Fate::Use
@@ -326,14 +314,13 @@ impl Points {
         }
     }
 
-    /// The fate of a held frame of `dir` with `ttl` now, or `None` while its direction is
-    /// still unknown.
-    pub(crate) fn fate_of_held(&self, dir: usize, ttl: u8) -> Option<Fate> {
+    /// Whether a held frame of `dir` with `ttl` is used (else skipped, a far copy), or `None`
+    /// while its direction is still unknown.
+    pub(crate) fn held_is_used(&self, dir: usize, ttl: u8) -> Option<bool> {
         match self.dirs.get(dir)?.state {
             State::Unknown => None,
-            State::One { .. } => Some(Fate::Use),
-            State::Two { near } if ttl == near => Some(Fate::Use),
-            State::Two { .. } => Some(Fate::Skip { far_kept: false }),
+            State::One { .. } => Some(true),
+            State::Two { near } => Some(ttl == near),
         }
     }
 
@@ -364,12 +351,24 @@ mod tests {
         PathKey([psn, 0, 0])
     }
 
+    /// Frame `frame` with PSN `psn` and `ttl` at `t_ns`.
+    fn f(psn: u64, ttl: u8, frame: u64, t_ns: u64) -> Frame {
+        Frame {
+            key: key(psn),
+            ttl,
+            frame,
+            t_ns,
+        }
+    }
+
+    use Way::{AtPort, Received, Sent};
+
     /// What the host sends: its copy (TTL 64) first and used; the far copy (63) matched and
     /// skipped; from then on each frame by its TTL.
     #[test]
     fn sent_frames_keep_the_higher_ttl() {
         let mut p = Points::default();
-        let see = |p: &mut Points, psn, ttl, frame| p.see(0, key(psn), ttl, false, false, frame, 0);
+        let see = |p: &mut Points, psn, ttl, frame| p.see(0, f(psn, ttl, frame, 0), Sent);
         assert_eq!(see(&mut p, 1, 64, 1), Fate::Use);
         assert_eq!(see(&mut p, 2, 64, 2), Fate::Use);
         assert_eq!(see(&mut p, 1, 63, 3), Fate::Skip { far_kept: false });
@@ -392,12 +391,12 @@ mod tests {
     #[test]
     fn received_frames_wait_for_the_lower_ttl() {
         let mut p = Points::default();
-        let see = |p: &mut Points, psn, ttl| p.see(1, key(psn), ttl, true, false, 0, 0);
+        let see = |p: &mut Points, psn, ttl| p.see(1, f(psn, ttl, 0, 0), Received);
         assert_eq!(see(&mut p, 7, 63), Fate::Hold);
-        assert_eq!(p.fate_of_held(1, 63), None);
+        assert_eq!(p.held_is_used(1, 63), None);
         assert_eq!(see(&mut p, 7, 62), Fate::Use);
-        assert_eq!(p.fate_of_held(1, 63), Some(Fate::Skip { far_kept: false }));
-        assert_eq!(p.fate_of_held(1, 62), Some(Fate::Use));
+        assert_eq!(p.held_is_used(1, 63), Some(false));
+        assert_eq!(p.held_is_used(1, 62), Some(true));
         assert_eq!(see(&mut p, 8, 63), Fate::Skip { far_kept: false });
         assert_eq!(see(&mut p, 8, 62), Fate::Use);
     }
@@ -408,14 +407,14 @@ mod tests {
     fn a_direction_without_copies_is_one_point() {
         let mut p = Points::default();
         for psn in 0..u64::from(HOLD_FRAMES) - 1 {
-            assert_eq!(p.see(1, key(psn), 62, true, false, 0, 0), Fate::Hold);
+            assert_eq!(p.see(1, f(psn, 62, 0, 0), Received), Fate::Hold);
         }
         // The 64th frame settles it: used, and so is every held one.
-        assert_eq!(p.see(1, key(63), 62, true, false, 0, 0), Fate::Use);
-        assert_eq!(p.fate_of_held(1, 62), Some(Fate::Use));
+        assert_eq!(p.see(1, f(63, 62, 0, 0), Received), Fate::Use);
+        assert_eq!(p.held_is_used(1, 62), Some(true));
         assert_eq!(p.most_flips(), None);
         for (psn, ttl) in [(64, 61), (65, 62), (66, 61)] {
-            assert_eq!(p.see(1, key(psn), ttl, true, false, 0, 0), Fate::Use);
+            assert_eq!(p.see(1, f(psn, ttl, 0, 0), Received), Fate::Use);
         }
         let flips = TtlFlips {
             dir: 1,
@@ -430,40 +429,37 @@ mod tests {
     #[test]
     fn after_the_start_the_far_copy_used_is_the_only_one() {
         let mut p = Points::default();
-        assert_eq!(p.see(0, key(1), 64, false, false, 1, 0), Fate::Use);
-        assert_eq!(
-            p.see(1, key(9), 63, true, false, 2, HOLD_NS - 1),
-            Fate::Hold
-        );
+        assert_eq!(p.see(0, f(1, 64, 1, 0), Sent), Fate::Use);
+        assert_eq!(p.see(1, f(9, 63, 2, HOLD_NS - 1), Received), Fate::Hold);
         assert!(!p.done_holding());
-        assert_eq!(p.see(3, key(5), 63, true, false, 3, HOLD_NS), Fate::Use);
+        assert_eq!(p.see(3, f(5, 63, 3, HOLD_NS), Received), Fate::Use);
         assert!(p.done_holding());
-        assert_eq!(p.see(3, key(4), 63, true, false, 3, HOLD_NS), Fate::Use);
+        assert_eq!(p.see(3, f(4, 63, 3, HOLD_NS), Received), Fate::Use);
         assert_eq!(
-            p.see(3, key(5), 62, true, false, 4, HOLD_NS + 1),
+            p.see(3, f(5, 62, 4, HOLD_NS + 1), Received),
             Fate::Skip { far_kept: true }
         );
         // Known at two points now, the host's copy of another far one used before.
         assert_eq!(
-            p.see(3, key(4), 62, true, false, 4, HOLD_NS + 1),
+            p.see(3, f(4, 62, 4, HOLD_NS + 1), Received),
             Fate::Skip { far_kept: true }
         );
         assert_eq!(
-            p.see(3, key(6), 63, true, false, 5, HOLD_NS + 2),
+            p.see(3, f(6, 63, 5, HOLD_NS + 2), Received),
             Fate::Skip { far_kept: false }
         );
-        assert_eq!(p.see(3, key(6), 62, true, false, 6, HOLD_NS + 3), Fate::Use);
+        assert_eq!(p.see(3, f(6, 62, 6, HOLD_NS + 3), Received), Fate::Use);
     }
 
     /// At a switch port a pair is found and nothing chosen: every frame used.
     #[test]
     fn at_a_switch_port_copies_are_found_not_chosen() {
         let mut p = Points::default();
-        assert_eq!(p.see(0, key(1), 64, false, true, 1, 0), Fate::Use);
-        assert_eq!(p.see(0, key(1), 63, false, true, 2, 10), Fate::Use);
+        assert_eq!(p.see(0, f(1, 64, 1, 0), AtPort), Fate::Use);
+        assert_eq!(p.see(0, f(1, 63, 2, 10), AtPort), Fate::Use);
         assert_eq!(p.two, 1);
-        assert_eq!(p.see(0, key(2), 64, false, true, 3, 20), Fate::Use);
-        assert_eq!(p.see(0, key(2), 63, false, true, 4, 30), Fate::Use);
+        assert_eq!(p.see(0, f(2, 64, 3, 20), AtPort), Fate::Use);
+        assert_eq!(p.see(0, f(2, 63, 4, 30), AtPort), Fate::Use);
         // Found once: the direction is not looked at again.
         assert_eq!(p.two, 1);
     }
@@ -474,14 +470,14 @@ mod tests {
     #[test]
     fn held_and_used_far_copies_each_come_once() {
         let mut p = Points::default();
-        assert_eq!(p.see(1, key(1), 63, true, false, 1, 0), Fate::Hold);
-        assert_eq!(p.see(5, key(7), 64, false, false, 2, HOLD_NS), Fate::Use);
+        assert_eq!(p.see(1, f(1, 63, 1, 0), Received), Fate::Hold);
+        assert_eq!(p.see(5, f(7, 64, 2, HOLD_NS), Sent), Fate::Use);
         assert!(p.done_holding());
-        assert_eq!(p.see(1, key(2), 63, true, false, 3, HOLD_NS), Fate::Use);
-        assert_eq!(p.see(1, key(1), 62, true, false, 4, HOLD_NS), Fate::Use);
-        assert_eq!(p.fate_of_held(1, 63), Some(Fate::Skip { far_kept: false }));
+        assert_eq!(p.see(1, f(2, 63, 3, HOLD_NS), Received), Fate::Use);
+        assert_eq!(p.see(1, f(1, 62, 4, HOLD_NS), Received), Fate::Use);
+        assert_eq!(p.held_is_used(1, 63), Some(false));
         assert_eq!(
-            p.see(1, key(2), 62, true, false, 5, HOLD_NS),
+            p.see(1, f(2, 62, 5, HOLD_NS), Received),
             Fate::Skip { far_kept: true }
         );
     }

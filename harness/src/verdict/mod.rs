@@ -791,7 +791,6 @@ pub fn assess(trace: &Trace, model: &str, stats: &ReplayStats, opt: Strictness) 
     // be matched.
     if let Some(pp) = r.path_pair
         && r.host.is_none()
-        && !crate::events_in::is_events(trace)
     {
         out.push(Finding::error(
             format!(
